@@ -1,0 +1,35 @@
+# rxe-rs top-level Makefile. Kbuild (make -C $KDIR M=$PWD) reads ./Kbuild, not this file.
+#
+#   make demo        set up, build, boot Debian's stock kernel in a VM, show the module working
+#   make check       set up, build, run every test (host + VM); DEBUG=1 adds the debug kernel
+#   make setup       only the cached toolchain / kernels / guest (see scripts/setup)
+#   make module      only build .build/stock/rdma_rxe_rs.ko (DEBUG=1: .build/debug too)
+#   make host-test   only cargo test
+#
+# Everything heavy is cached outside the repo in ~/.cache/rxe-rs (RXE_CACHE to move it).
+
+DEBUG ?= 0
+debug_flag := $(if $(filter 1 yes y,$(DEBUG)),--debug,)
+
+.PHONY: all setup module demo check host-test clean
+
+all: module
+
+setup:
+	scripts/setup $(debug_flag)
+
+module: setup
+	scripts/build-module
+	$(if $(debug_flag),scripts/build-module --debug)
+
+demo: module
+	scripts/demo $(debug_flag)
+
+check: setup
+	tests/run $(debug_flag)
+
+host-test:
+	cargo test
+
+clean:
+	rm -rf .build target

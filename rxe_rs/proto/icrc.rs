@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! The Invariant CRC that ends every RoCEv2 packet, as the C driver's
+//! `rxe_icrc.c` computes it.
+//!
+//! It is the Ethernet CRC-32 over the packet with everything a router may
+//! change set to ones: 8 bytes standing for the InfiniBand LRH, the IP header
+//! with its mutable fields masked, the UDP header with its checksum masked,
+//! the BTH with its FECN/BECN byte masked, then the rest of the packet up to
+//! the ICRC. The result goes on the wire least significant byte first,
+//! unlike every other field of the packet.
+
+use super::hdr::{BTH_LEN, ICRC_LEN};
+use super::opcode::opcode_info;
+use super::Error;
+
+/// Size of an IPv4 header without options.
+pub const IPV4_HDR_LEN: usize = 20;
+/// Size of an IPv6 header without extension headers.
+pub const IPV6_HDR_LEN: usize = 40;
+/// Size of a UDP header.
+pub const UDP_HDR_LEN: usize = 8;
+
+/// The reflected Ethernet CRC-32 polynomial.
+const POLY: u32 = 0xedb8_8320;
+
+/// Lookup tables for CRC-32 eight bytes at a time: `TABLES[0]` is the
+/// classic byte-wise table, `TABLES[k]` advances a byte through `k` more
+/// zero bytes.
+static TABLES: [[u32; 256]; 8] = make_tables();
+
+const fn make_tables() -> [[u32; 256]; 8] {
+    let mut tables = [[0; 256]; 8];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ POLY
+            } else {
+                crc >> 1
+            };
+            bit += 1;
+        }
+        tables[0][i] = crc;
+        i += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = tables[k - 1][i];
+            tables[k][i] = (prev >> 8) ^ tables[0][(prev & 0xff) as usize];
+            i += 1;
+        }
+        k += 1;
+    }
+    tables
+}
+
+fn table(k: usize, index: u32) -> u32 {
+    // The index is masked to a byte, so the lookup is always in range.
+    TABLES[k][(index & 0xff) as usize]
+}
+
+/// Continues a CRC-32 over `data`, exactly like the kernel's `crc32_le()`:
+/// reflected Ethernet polynomial, and no inversion on the way in or out.
+pub fn crc32_le(mut crc: u32, data: &[u8]) -> u32 {
+    let mut rest = data;
+    while let Some((block, tail)) = rest.split_first_chunk::<8>() {
+        let [b0, b1, b2, b3, b4, b5, b6, b7] = *block;
+        let lo = crc ^ u32::from_le_bytes([b0, b1, b2, b3]);
+        let hi = u32::from_le_bytes([b4, b5, b6, b7]);
+        crc = table(7, lo)
+            ^ table(6, lo >> 8)
+            ^ table(5, lo >> 16)
+            ^ table(4, lo >> 24)
+            ^ table(3, hi)
+            ^ table(2, hi >> 8)
+            ^ table(1, hi >> 16)
+            ^ table(0, hi >> 24);
+        rest = tail;
+    }
+    for &byte in rest {
+        crc = table(0, crc ^ u32::from(byte)) ^ (crc >> 8);
+    }
+    crc
+}
+
+/// The CRC state after 0xffffffff and the 8 bytes of ones that stand for
+/// the masked LRH; the C driver hard-codes this same value.
+pub const ICRC_SEED: u32 = 0xdebb_20e3;
+
+/// The IP header of a RoCEv2 packet.
+#[derive(Clone, Copy, Debug)]
+pub enum IpHeader<'a> {
+    /// An IPv4 header; options, if any, are not part of it.
+    V4(&'a [u8; IPV4_HDR_LEN]),
+    /// An IPv6 header.
+    V6(&'a [u8; IPV6_HDR_LEN]),
+}
+
+impl<'a> IpHeader<'a> {
+    /// The IP header at the start of `bytes`, by its version.
+    ///
+    /// An IPv4 header counts as its first 20 bytes whatever its IHL, as in
+    /// the C driver. RoCE does not use IP options; with them, the C driver
+    /// would cover the options where the UDP header belongs.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, Error> {
+        let version = bytes.first().ok_or(Error::Truncated)? >> 4;
+        match version {
+            4 => bytes.first_chunk().map(Self::V4).ok_or(Error::Truncated),
+            6 => bytes.first_chunk().map(Self::V6).ok_or(Error::Truncated),
+            other => Err(Error::BadIpVersion(other)),
+        }
+    }
+}
+
+/// The ICRC of a packet whose IP and UDP headers are `ip` and `udp` and whose
+/// UDP payload, without its last 4 bytes (the ICRC), is `packet`.
+///
+/// The value is a plain CRC; on the wire it is stored little-endian.
+pub fn compute(ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN], packet: &[u8]) -> Result<u32, Error> {
+    let (bth, _) = packet
+        .split_first_chunk::<BTH_LEN>()
+        .ok_or(Error::Truncated)?;
+    let [opcode, ..] = *bth;
+    let info = opcode_info(opcode).ok_or(Error::UnknownOpcode(opcode))?;
+    let ext_headers = packet.get(BTH_LEN..info.length).ok_or(Error::Truncated)?;
+    let rest = packet
+        .get(info.icrc_payload_offset()..)
+        .ok_or(Error::Truncated)?;
+
+    let mut crc = ICRC_SEED;
+    crc = match ip {
+        IpHeader::V4(header) => {
+            let mut masked = *header;
+            masked[1] = 0xff; // type of service
+            masked[8] = 0xff; // time to live
+            masked[10] = 0xff; // header checksum
+            masked[11] = 0xff;
+            crc32_le(crc, &masked)
+        }
+        IpHeader::V6(header) => {
+            let mut masked = *header;
+            masked[0] |= 0x0f; // traffic class, high nibble
+            masked[1] = 0xff; // traffic class, low nibble, and flow label
+            masked[2] = 0xff;
+            masked[3] = 0xff;
+            masked[7] = 0xff; // hop limit
+            crc32_le(crc, &masked)
+        }
+    };
+    let mut masked_udp = *udp;
+    masked_udp[6] = 0xff; // checksum
+    masked_udp[7] = 0xff;
+    crc = crc32_le(crc, &masked_udp);
+    let mut masked_bth = *bth;
+    masked_bth[4] = 0xff; // FECN, BECN and 6 reserved bits
+    crc = crc32_le(crc, &masked_bth);
+    crc = crc32_le(crc, ext_headers);
+    crc = crc32_le(crc, rest);
+    Ok(!crc)
+}
+
+/// Checks the ICRC at the end of `udp_payload` (BTH to ICRC).
+pub fn verify(ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN], udp_payload: &[u8]) -> Result<(), Error> {
+    let (packet, carried) = udp_payload
+        .split_last_chunk::<ICRC_LEN>()
+        .ok_or(Error::Truncated)?;
+    let computed = compute(ip, udp, packet)?;
+    let carried = u32::from_le_bytes(*carried);
+    if computed == carried {
+        Ok(())
+    } else {
+        Err(Error::IcrcMismatch { computed, carried })
+    }
+}
+
+/// Computes the ICRC of `udp_payload` (BTH to ICRC) and stores it in its
+/// last 4 bytes.
+pub fn generate(
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    udp_payload: &mut [u8],
+) -> Result<(), Error> {
+    let (packet, icrc) = udp_payload
+        .split_last_chunk_mut::<ICRC_LEN>()
+        .ok_or(Error::Truncated)?;
+    *icrc = compute(ip, udp, packet)?.to_le_bytes();
+    Ok(())
+}

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! The pure RoCEv2 protocol core of rxe-rs.
+//!
+//! Everything here is a function of bytes and numbers: the InfiniBand
+//! transport opcodes and the C driver's opcode table, the transport headers
+//! (BTH and its extension headers), PSN arithmetic and the ICRC. Nothing
+//! touches a socket buffer, a lock or an allocator, so the same files are
+//! compiled twice:
+//!
+//! - into the kernel module, as `proto` under its crate root `rxe_rs.rs`;
+//! - into the host crate `rxe-proto` (`rxe_rs/proto_host.rs`), where
+//!   `cargo test` checks them against packets captured from the C driver.
+//!
+//! Hence the rules for this directory: `core` only, no `unsafe`, no floats,
+//! and no panics on anything that came off the wire: parsers take `&[u8]` and
+//! return [`Result`] or [`Option`].
+
+pub mod hdr;
+pub mod icrc;
+pub mod opcode;
+pub mod packet;
+pub mod psn;
+
+/// Why bytes could not be read, written or trusted as a RoCEv2 packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The buffer ends before a header, field or the ICRC that must be there.
+    Truncated,
+    /// The BTH opcode is not in the driver's opcode table.
+    UnknownOpcode(u8),
+    /// The BTH transport header version is not 0, the only one defined.
+    BadTransportVersion(u8),
+    /// The IP header is neither version 4 nor version 6.
+    BadIpVersion(u8),
+    /// The ICRC carried by the packet is not the one computed over it.
+    IcrcMismatch {
+        /// ICRC computed over the packet.
+        computed: u32,
+        /// ICRC found at the end of the packet.
+        carried: u32,
+    },
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! A received RoCEv2 packet, from its BTH to its ICRC, checked for shape.
+
+use super::hdr::{Bth, Header, BTH_TVER, ICRC_LEN};
+use super::opcode::{opcode_info, OpcodeInfo};
+use super::Error;
+
+/// The UDP payload of a RoCEv2 packet whose layout has been checked: the
+/// opcode is known, the version is 0, and the headers, pad and ICRC fit.
+///
+/// Nothing about QPs, PSNs or the ICRC's value is checked here; see
+/// [`super::icrc::verify`] for the ICRC.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet<'a> {
+    bytes: &'a [u8],
+    info: &'static OpcodeInfo,
+    bth: Bth,
+    payload: &'a [u8],
+}
+
+impl<'a> Packet<'a> {
+    /// Checks the layout of `bytes`, the UDP payload: BTH, extension headers,
+    /// payload, pad and ICRC. Its length must be the one the UDP header
+    /// gives, not whatever the frame holds after it.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, Error> {
+        let bth = Bth::parse(bytes)?;
+        let info = opcode_info(bth.opcode).ok_or(Error::UnknownOpcode(bth.opcode))?;
+        if bth.tver != BTH_TVER {
+            return Err(Error::BadTransportVersion(bth.tver));
+        }
+        // The pad sits between payload and ICRC, so the payload ends that
+        // many bytes before the ICRC; too short a packet fails here.
+        let payload_end = bytes
+            .len()
+            .checked_sub(ICRC_LEN + usize::from(bth.pad))
+            .ok_or(Error::Truncated)?;
+        let payload = bytes
+            .get(info.length..payload_end)
+            .ok_or(Error::Truncated)?;
+        Ok(Self {
+            bytes,
+            info,
+            bth,
+            payload,
+        })
+    }
+
+    /// The Base Transport Header.
+    pub fn bth(&self) -> &Bth {
+        &self.bth
+    }
+
+    /// What the opcode table says about this packet's opcode.
+    pub fn info(&self) -> &'static OpcodeInfo {
+        self.info
+    }
+
+    /// Extension header `H`, or `None` if this opcode does not carry it.
+    pub fn header<H: Header>(&self) -> Option<H> {
+        let offset = self.info.offset(H::KIND)?;
+        H::parse(self.bytes.get(offset..)?).ok()
+    }
+
+    /// The payload: after the headers, before the pad.
+    pub fn payload(&self) -> &'a [u8] {
+        self.payload
+    }
+
+    /// The ICRC the packet carries, in the byte order [`super::icrc::compute`]
+    /// returns it.
+    pub fn icrc(&self) -> u32 {
+        self.bytes
+            .last_chunk()
+            .map_or(0, |icrc| u32::from_le_bytes(*icrc))
+    }
+
+    /// Every byte of the packet, BTH to ICRC.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+/// How many pad bytes follow a payload of `payload_len` bytes, to bring it to
+/// a multiple of 4.
+pub const fn pad_len(payload_len: usize) -> usize {
+    payload_len.wrapping_neg() & 3
+}

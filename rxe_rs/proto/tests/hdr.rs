@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! Header fields at known positions, the AETH syndrome, the RNR timer
+//! table and the packet parser's refusals.
+
+use crate::proto::hdr::{
+    rnr_timer_usec, Aeth, Bth, Feth, Header, NakCode, Reth, Syndrome, BTH_LEN, RETH_LEN,
+    RNR_TIMER_USEC,
+};
+use crate::proto::opcode;
+use crate::proto::packet::{pad_len, Packet};
+use crate::proto::Error;
+
+#[test]
+fn bth_fields_sit_where_rxe_hdr_h_puts_them() {
+    let bytes = [
+        0x0a,        // RC RDMA WRITE ONLY
+        0b1110_0000, // SE, MigReq, pad 2, TVer 0
+        0x12,
+        0x34, // P_Key
+        0b1011_1111,
+        0x01,
+        0x02,
+        0x03, // FECN, resv6a all ones, QPN
+        0b1000_0001,
+        0xfe,
+        0xdc,
+        0xba, // AckReq, resv7 = 1, PSN
+    ];
+    let bth = Bth::parse(&bytes).unwrap();
+    assert_eq!(
+        bth,
+        Bth {
+            opcode: opcode::RC_RDMA_WRITE_ONLY,
+            se: true,
+            mig: true,
+            pad: 2,
+            tver: 0,
+            pkey: 0x1234,
+            fecn: true,
+            becn: false,
+            resv6a: 0x3f,
+            qpn: 0x01_0203,
+            ack_req: true,
+            resv7: 1,
+            psn: 0xfe_dcba,
+        }
+    );
+    let mut out = [0; BTH_LEN];
+    bth.write(&mut out).unwrap();
+    assert_eq!(out, bytes);
+}
+
+#[test]
+fn reth_and_feth_fields_sit_where_rxe_hdr_h_puts_them() {
+    let reth = Reth {
+        va: 0x0102_0304_0506_0708,
+        rkey: 0x1122_3344,
+        len: 0x0000_2328,
+    };
+    let mut out = [0; RETH_LEN];
+    reth.write(&mut out).unwrap();
+    assert_eq!(
+        out,
+        [1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x22, 0x33, 0x44, 0, 0, 0x23, 0x28]
+    );
+
+    let feth = Feth::parse(&[0xff, 0xff, 0xff, 0x2a]).unwrap();
+    assert_eq!(feth.selectivity_level, 2);
+    assert_eq!(feth.placement_type, 0xa);
+}
+
+#[test]
+fn writing_into_a_short_buffer_fails_without_writing() {
+    let mut out = [0x55; RETH_LEN - 1];
+    assert_eq!(Reth::default().write(&mut out), Err(Error::Truncated));
+    assert_eq!(out, [0x55; RETH_LEN - 1]);
+    assert_eq!(Reth::parse(&out), Err(Error::Truncated));
+    assert_eq!(Bth::parse(&[]), Err(Error::Truncated));
+}
+
+#[test]
+fn syndromes_decode_as_the_ib_spec_says() {
+    assert_eq!(Syndrome::decode(0x1f), Syndrome::ACK_UNLIMITED);
+    assert_eq!(Syndrome::decode(0x00), Syndrome::Ack { credits: 0 });
+    assert_eq!(Syndrome::decode(0x20), Syndrome::RnrNak { timer: 0 });
+    assert_eq!(Syndrome::decode(0x3f), Syndrome::RnrNak { timer: 31 });
+    assert_eq!(
+        Syndrome::decode(0x60),
+        Syndrome::Nak(NakCode::PsnSequenceError)
+    );
+    assert_eq!(
+        Syndrome::decode(0x61),
+        Syndrome::Nak(NakCode::InvalidRequest)
+    );
+    assert_eq!(
+        Syndrome::decode(0x62),
+        Syndrome::Nak(NakCode::RemoteAccessError)
+    );
+    assert_eq!(
+        Syndrome::decode(0x63),
+        Syndrome::Nak(NakCode::RemoteOperationalError)
+    );
+    assert_eq!(
+        Syndrome::decode(0x64),
+        Syndrome::Nak(NakCode::InvalidRdRequest)
+    );
+    assert_eq!(Syndrome::decode(0x65), Syndrome::Nak(NakCode::Reserved(5)));
+    assert_eq!(Syndrome::decode(0x40), Syndrome::Reserved(0x40));
+    assert_eq!(Syndrome::decode(0x9f), Syndrome::Reserved(0x9f));
+    for byte in 0..=255 {
+        assert_eq!(Syndrome::decode(byte).encode(), byte);
+    }
+
+    let aeth = Aeth::parse(&[0x60, 0x00, 0x01, 0x02]).unwrap();
+    assert_eq!(aeth.syndrome, Syndrome::Nak(NakCode::PsnSequenceError));
+    assert_eq!(aeth.msn, 0x102);
+}
+
+#[test]
+fn rnr_timer_table_is_the_ib_specs() {
+    let expected: [u32; 32] = [
+        655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+        5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
+        327680, 491520,
+    ];
+    assert_eq!(RNR_TIMER_USEC, expected);
+    assert!(RNR_TIMER_USEC[1..].windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(rnr_timer_usec(0), 655_360);
+    assert_eq!(rnr_timer_usec(14), 1280);
+    assert_eq!(rnr_timer_usec(31), 491_520);
+    assert_eq!(rnr_timer_usec(0x20 | 14), 1280, "only 5 bits count");
+}
+
+fn bth_bytes(opcode: u8, flags: u8) -> [u8; BTH_LEN] {
+    let mut bytes = [0; BTH_LEN];
+    bytes[0] = opcode;
+    bytes[1] = flags;
+    bytes
+}
+
+#[test]
+fn packet_parser_refuses_malformed_packets() {
+    assert_eq!(Packet::parse(&[]).unwrap_err(), Error::Truncated);
+    assert_eq!(
+        Packet::parse(&[0; BTH_LEN - 1]).unwrap_err(),
+        Error::Truncated
+    );
+
+    let mut ack = [0; 16 + 4];
+    ack[..BTH_LEN].copy_from_slice(&bth_bytes(opcode::RC_ACKNOWLEDGE, 0));
+    assert!(Packet::parse(&ack).is_ok());
+    assert_eq!(Packet::parse(&ack[..19]).unwrap_err(), Error::Truncated);
+
+    ack[0] = 0x15;
+    assert_eq!(Packet::parse(&ack).unwrap_err(), Error::UnknownOpcode(0x15));
+    ack[0] = opcode::RC_ACKNOWLEDGE;
+    ack[1] = 0x01;
+    assert_eq!(
+        Packet::parse(&ack).unwrap_err(),
+        Error::BadTransportVersion(1)
+    );
+
+    // A pad that would eat into the headers.
+    ack[1] = 0x30;
+    assert_eq!(Packet::parse(&ack).unwrap_err(), Error::Truncated);
+
+    // A SEND with 1 byte of payload and 3 of pad.
+    let mut send = [0; BTH_LEN + 4 + 4];
+    send[..BTH_LEN].copy_from_slice(&bth_bytes(opcode::RC_SEND_ONLY, 0x30));
+    send[BTH_LEN] = 0xaa;
+    let pkt = Packet::parse(&send).unwrap();
+    assert_eq!(pkt.payload(), &[0xaa]);
+    assert_eq!(pkt.header::<Reth>(), None);
+}
+
+#[test]
+fn pad_rounds_the_payload_to_four_bytes() {
+    assert_eq!(pad_len(0), 0);
+    assert_eq!(pad_len(1), 3);
+    assert_eq!(pad_len(2), 2);
+    assert_eq!(pad_len(3), 1);
+    assert_eq!(pad_len(4096), 0);
+    assert_eq!(pad_len(usize::MAX), 1);
+}

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! Host tests of the protocol core: against the C driver's captured packets,
+//! against a straight-from-the-spec ICRC, and as property tests.
+
+mod hdr;
+mod icrc;
+mod opcode;
+mod pcap;
+mod props;
+mod psn;
+mod reference;
+mod vectors;

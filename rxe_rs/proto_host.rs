@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! Host build of the rxe-rs protocol core.
+//!
+//! The kernel module compiles `proto/` from its own crate root; this crate
+//! compiles the very same files on the host so that `cargo test` can check
+//! them against the C driver's captured packets without a kernel.
+
+#![no_std]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod proto;
+
+#[cfg(test)]
+#[path = "proto/tests/mod.rs"]
+mod tests;
