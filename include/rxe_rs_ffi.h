@@ -9,6 +9,7 @@
 
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_addr.h>
@@ -18,7 +19,19 @@
 #include <net/udp_tunnel.h>
 #include <net/ip6_route.h>
 
-/* netdev_name() is a static inline. */
+/* net_device: static inlines. */
 const char *rxe_rs_netdev_name(const struct net_device *ndev);
+void rxe_rs_dev_hold(struct net_device *ndev);
+void rxe_rs_dev_put(struct net_device *ndev);
+struct net *rxe_rs_dev_net(const struct net_device *ndev);
+bool rxe_rs_netif_is_up(const struct net_device *ndev);
+bool rxe_rs_netdev_is_vlan(const struct net_device *ndev);
+struct net_device *rxe_rs_netdev_notifier_info_to_dev(void *info);
+
+/* ib_core: static inlines. */
+void rxe_rs_ib_mark_name_assigned_by_user(struct ib_device *ibdev);
+enum ib_port_state rxe_rs_ib_get_curr_port_state(struct net_device *ndev);
+int rxe_rs_ib_no_udata_io(struct ib_udata *udata);
+unsigned int rxe_rs_num_possible_cpus(void);
 
 #endif /* RXE_RS_FFI_H */

@@ -3,17 +3,21 @@
 //! rxe-rs: a soft-RoCE (RDMA over Converged Ethernet v2) driver in Rust.
 //!
 //! Registers the `rxe` link type with ib_core, so `rdma link add rxe0 type rxe netdev eth0`
-//! reaches this module. A drop-in replacement for the C `rdma_rxe`; never load both.
+//! creates an rxe device over `eth0`. A drop-in replacement for the C `rdma_rxe`; never load
+//! both.
 
 mod ffi;
 mod ib;
 pub mod proto;
+mod rxe;
 
 use ib::{
+    device::DriverRegistration,
     link::{LinkOps, LinkRegistration},
-    netdev::NetDev,
+    netdev::{NetDev, NetdevNotifier},
 };
 use kernel::prelude::*;
+use rxe::device::{RxeDev, RxeNetdevListener};
 
 module! {
     type: RxeModule,
@@ -21,7 +25,6 @@ module! {
     authors: ["rxe-rs developers"],
     description: "Soft RDMA over Converged Ethernet (RoCEv2) driver in Rust",
     license: "GPL",
-    alias: ["rdma-link-rxe"],
 }
 
 struct RxeLink;
@@ -30,27 +33,31 @@ impl LinkOps for RxeLink {
     const TYPE: &'static CStr = c"rxe";
 
     fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
-        // The ib_device over a netdev is the control-path work still to come.
-        pr_info!(
-            "rdma link add {} netdev {}: device creation not implemented yet\n",
-            ibdev_name.to_str().unwrap_or("?"),
-            netdev.name().to_str().unwrap_or("?")
-        );
-        Err(EOPNOTSUPP)
+        rxe::device::newlink(ibdev_name, netdev)
     }
 }
 
+/// Fields drop in order: no new links, then every device, then the notifier (as the C
+/// `rxe_module_exit`).
 #[pin_data]
 struct RxeModule {
     #[pin]
     link: LinkRegistration<RxeLink>,
+    devices: DriverRegistration<RxeDev>,
+    #[pin]
+    notifier: NetdevNotifier<RxeNetdevListener>,
 }
 
 impl kernel::InPlaceModule for RxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
-        pr_info!("loaded; link type \"rxe\" registered\n");
         try_pin_init!(Self {
+            notifier <- NetdevNotifier::new(),
+            devices: DriverRegistration::new(),
             link <- LinkRegistration::new(),
+        })
+        .pin_chain(|_| {
+            pr_info!("loaded\n");
+            Ok(())
         })
     }
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A borrowed `struct net_device`.
+//! `struct net_device`: borrowed and reference-counted views, and the netdev notifier.
 
 use crate::ffi;
+use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
 use kernel::{prelude::*, types::Opaque};
 
 /// A network device that the caller holds a reference to for as long as `&NetDev` lives.
@@ -21,10 +22,174 @@ impl NetDev {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    pub(crate) fn as_raw(&self) -> *mut ffi::net_device {
+        self.0.get()
+    }
+
     /// The interface name, e.g. `eth0`.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: `self.0` is a valid net_device; netdev_name() returns a pointer into it (or a
         // static string), NUL-terminated and valid while the device is.
         unsafe { CStr::from_char_ptr(ffi::rxe_rs_netdev_name(self.0.get())) }
+    }
+
+    /// The device MTU in bytes.
+    pub(crate) fn mtu(&self) -> u32 {
+        // SAFETY: `self.0` is valid; `mtu` is a plain integer the stack updates atomically
+        // enough for readers (the C driver reads it the same way).
+        unsafe { (*self.0.get()).mtu }
+    }
+
+    /// The hardware address, at most 6 bytes (empty for devices without one, e.g. tun).
+    pub(crate) fn hw_addr(&self) -> Option<[u8; 6]> {
+        // SAFETY: `self.0` is valid; `dev_addr` points to at least `addr_len` bytes.
+        unsafe {
+            let dev = &*self.0.get();
+            let len = usize::from(dev.addr_len).min(6);
+            if len == 0 || dev.dev_addr.is_null() {
+                return None;
+            }
+            let mut mac = [0u8; 6];
+            core::ptr::copy_nonoverlapping(dev.dev_addr, mac.as_mut_ptr(), len);
+            Some(mac)
+        }
+    }
+
+    /// Whether the interface is administratively up (`IFF_UP`).
+    pub(crate) fn is_up(&self) -> bool {
+        // SAFETY: `self.0` is valid.
+        unsafe { ffi::rxe_rs_netif_is_up(self.0.get()) }
+    }
+
+    /// Whether it is running with carrier: the IB port state of a RoCE port on it.
+    pub(crate) fn port_active(&self) -> bool {
+        // SAFETY: `self.0` is valid.
+        unsafe { ffi::rxe_rs_ib_get_curr_port_state(self.0.get()) == ffi::ib_port_state_IB_PORT_ACTIVE }
+    }
+
+    /// Whether it is a VLAN device.
+    pub(crate) fn is_vlan(&self) -> bool {
+        // SAFETY: `self.0` is valid.
+        unsafe { ffi::rxe_rs_netdev_is_vlan(self.0.get()) }
+    }
+}
+
+/// A counted reference to a `net_device` (`dev_hold`/`dev_put`).
+pub(crate) struct NetDevRef(NonNull<ffi::net_device>);
+
+// SAFETY: a held reference may be dropped from any thread.
+unsafe impl Send for NetDevRef {}
+// SAFETY: `NetDev` methods only read through the pointer.
+unsafe impl Sync for NetDevRef {}
+
+impl NetDevRef {
+    /// Takes over a reference the caller already holds.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or a `net_device` with a reference owned by the caller, given to us.
+    pub(crate) unsafe fn from_raw_owned(ptr: *mut ffi::net_device) -> Option<Self> {
+        NonNull::new(ptr).map(Self)
+    }
+}
+
+impl Deref for NetDevRef {
+    type Target = NetDev;
+    fn deref(&self) -> &NetDev {
+        // SAFETY: we hold a reference, so the device is valid while `self` lives.
+        unsafe { NetDev::from_raw(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for NetDevRef {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference.
+        unsafe { ffi::rxe_rs_dev_put(self.0.as_ptr()) };
+    }
+}
+
+/// The netdev events the driver reacts to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum NetdevEvent {
+    /// The device is going away.
+    Unregister,
+    /// Its MTU changed.
+    ChangeMtu,
+    /// Administratively down.
+    Down,
+    /// Carrier or other state change.
+    Change,
+    /// Anything else.
+    Other(u64),
+}
+
+impl NetdevEvent {
+    fn from_raw(event: u64) -> Self {
+        match event {
+            e if e == u64::from(ffi::netdev_cmd_NETDEV_UNREGISTER) => Self::Unregister,
+            e if e == u64::from(ffi::netdev_cmd_NETDEV_CHANGEMTU) => Self::ChangeMtu,
+            e if e == u64::from(ffi::netdev_cmd_NETDEV_DOWN) => Self::Down,
+            e if e == u64::from(ffi::netdev_cmd_NETDEV_CHANGE) => Self::Change,
+            e => Self::Other(e),
+        }
+    }
+}
+
+/// Receiver of netdev notifier events.
+pub(crate) trait NetdevListener: 'static {
+    /// Called for every netdev event, under RTNL.
+    fn event(event: NetdevEvent, netdev: &NetDev);
+}
+
+/// A registered netdev notifier; unregistered on drop.
+#[pin_data(PinnedDrop)]
+pub(crate) struct NetdevNotifier<T: NetdevListener> {
+    #[pin]
+    nb: Opaque<ffi::notifier_block>,
+    _listener: PhantomData<T>,
+}
+
+// SAFETY: the notifier block is only touched by the notifier chain, under its lock.
+unsafe impl<T: NetdevListener> Send for NetdevNotifier<T> {}
+// SAFETY: `&NetdevNotifier` gives no access to the block.
+unsafe impl<T: NetdevListener> Sync for NetdevNotifier<T> {}
+
+impl<T: NetdevListener> NetdevNotifier<T> {
+    /// Registers the notifier (the kernel replays REGISTER/UP for existing devices).
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            nb <- Opaque::try_ffi_init(|nb: *mut ffi::notifier_block| {
+                // SAFETY: `nb` is this registration's pinned slot; it is fully initialised before
+                // registration and unregistered in `drop` before it goes away.
+                unsafe {
+                    nb.write(ffi::notifier_block {
+                        notifier_call: Some(Self::callback),
+                        ..Default::default()
+                    });
+                    kernel::error::to_result(ffi::register_netdevice_notifier(nb))
+                }
+            }),
+            _listener: PhantomData,
+        })
+    }
+
+    unsafe extern "C" fn callback(
+        _nb: *mut ffi::notifier_block,
+        event: kernel::ffi::c_ulong,
+        info: *mut kernel::ffi::c_void,
+    ) -> kernel::ffi::c_int {
+        // SAFETY: netdev notifier calls pass a `netdev_notifier_info` whose device is valid
+        // (and RTNL is held) for the duration of the call.
+        let netdev = unsafe { NetDev::from_raw(ffi::rxe_rs_netdev_notifier_info_to_dev(info)) };
+        T::event(NetdevEvent::from_raw(event as u64), netdev);
+        ffi::NOTIFY_OK as kernel::ffi::c_int
+    }
+}
+
+#[pinned_drop]
+impl<T: NetdevListener> PinnedDrop for NetdevNotifier<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: registered in `new`, still pinned.
+        unsafe { ffi::unregister_netdevice_notifier(self.nb.get()) };
     }
 }

@@ -20,6 +20,7 @@ pub mod hdr;
 pub mod icrc;
 pub mod opcode;
 pub mod packet;
+pub mod params;
 pub mod psn;
 
 /// Why bytes could not be read, written or trusted as a RoCEv2 packet.

@@ -6,6 +6,7 @@
 mod hdr;
 mod icrc;
 mod opcode;
+mod params;
 mod pcap;
 mod props;
 mod psn;

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An `ib_device` owned by ib_core with the driver's data in the same allocation, and the
+//! `ib_device_ops` trampolines that reach the driver's [`DeviceOps`].
+//!
+//! ib_core allocates the device (`_ib_alloc_device`) and frees it after the last reference is
+//! gone; it calls `dealloc_driver` just before, which is where the driver's data is dropped.
+//! Objects ib_core allocates for us (ucontext, PD) embed their `ib_*` struct first, with the
+//! driver's part after it ([`Object`]); their sizes go into `ib_device_ops.size_ib_*`.
+
+use super::netdev::{NetDev, NetDevRef};
+use crate::ffi;
+use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
+use kernel::{error::from_result, prelude::*, types::Opaque};
+
+/// `struct ib_device_attr`: what `ibv_query_device` reports.
+pub(crate) type DeviceAttr = ffi::ib_device_attr;
+/// `struct ib_port_attr`: what `ibv_query_port` reports.
+pub(crate) type PortAttr = ffi::ib_port_attr;
+/// `struct ib_port_immutable`.
+pub(crate) type PortImmutable = ffi::ib_port_immutable;
+/// `struct ib_device_modify`.
+pub(crate) type DeviceModify = ffi::ib_device_modify;
+/// `struct ib_port_modify`.
+pub(crate) type PortModify = ffi::ib_port_modify;
+
+/// Port events ib_core forwards to its clients (`ib_dispatch_event`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum PortEvent {
+    /// `IB_EVENT_PORT_ACTIVE`.
+    Active,
+    /// `IB_EVENT_PORT_ERR`.
+    Err,
+}
+
+/// What an RDMA driver implements for its devices. Methods run in process context.
+pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
+    /// Per user context data (`ibv_open_device`).
+    type Ucontext: Send + Sync;
+    /// Per protection domain data.
+    type Pd: Send + Sync;
+
+    /// `ib_device_ops.driver_id`.
+    const DRIVER_ID: ffi::rdma_driver_id;
+    /// `ib_device_ops.uverbs_abi_ver`: the ABI the user-space provider checks.
+    const UVERBS_ABI_VERSION: u32;
+
+    /// `query_device`.
+    fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr) -> Result;
+    /// `query_port`.
+    fn query_port(dev: &Device<Self>, port: u32, attr: &mut PortAttr) -> Result;
+    /// `query_pkey`.
+    fn query_pkey(dev: &Device<Self>, port: u32, index: u16) -> Result<u16>;
+    /// `modify_device`.
+    fn modify_device(dev: &Device<Self>, mask: i32, attr: &DeviceModify) -> Result;
+    /// `modify_port`.
+    fn modify_port(dev: &Device<Self>, port: u32, mask: i32, attr: &PortModify) -> Result;
+    /// `get_port_immutable`.
+    fn port_immutable(dev: &Device<Self>, port: u32, imm: &mut PortImmutable) -> Result;
+    /// `get_link_layer`: true for Ethernet.
+    fn link_layer_is_ethernet(dev: &Device<Self>, port: u32) -> bool;
+    /// `enable_driver`: the device is registered and visible.
+    fn enable(dev: &Device<Self>) -> Result;
+
+    /// `alloc_ucontext`.
+    fn alloc_ucontext(dev: &Device<Self>) -> Result<Self::Ucontext>;
+    /// `dealloc_ucontext`; the data is dropped after it.
+    fn dealloc_ucontext(dev: &Device<Self>, uc: &Self::Ucontext);
+    /// `alloc_pd`.
+    fn alloc_pd(dev: &Device<Self>) -> Result<Self::Pd>;
+    /// `dealloc_pd`; the data is dropped after it.
+    fn dealloc_pd(dev: &Device<Self>, pd: &Self::Pd);
+}
+
+/// Static description of a device, set before registration.
+pub(crate) struct DeviceInfo<'a> {
+    /// `node_desc`.
+    pub(crate) node_desc: &'a CStr,
+    /// `node_guid`, as it goes on the wire (big-endian bytes).
+    pub(crate) node_guid: [u8; 8],
+}
+
+/// An ib_device of driver `T`: the `ib_device` followed by the driver's data.
+#[repr(C)]
+pub(crate) struct Device<T> {
+    ib: Opaque<ffi::ib_device>,
+    data: T,
+}
+
+impl<T: DeviceOps> Device<T> {
+    /// The driver's per-device data.
+    pub(crate) fn data(&self) -> &T {
+        &self.data
+    }
+
+    fn as_raw(&self) -> *mut ffi::ib_device {
+        self.ib.get()
+    }
+
+    /// # Safety
+    ///
+    /// `ib` is the `ib_device` of a `Device<T>` whose data is initialised, valid for `'a`.
+    unsafe fn from_raw<'a>(ib: *mut ffi::ib_device) -> &'a Self {
+        // SAFETY: `ib` is the first field of the `repr(C)` `Device<T>` (per the caller).
+        unsafe { &*ib.cast::<Self>() }
+    }
+
+    /// The device name, e.g. `rxe0`.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: `name` is a NUL-terminated array inside the device, valid while it is;
+        // ib_core serialises renames against ops.
+        unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The net device of port 1, referenced.
+    pub(crate) fn netdev(&self) -> Option<NetDevRef> {
+        // SAFETY: `self` is a valid ib_device; ib_device_get_netdev returns a held reference.
+        unsafe { NetDevRef::from_raw_owned(ffi::ib_device_get_netdev(self.as_raw(), 1)) }
+    }
+
+    /// Active speed and width of `port` from the netdev's link speed (`ib_get_eth_speed`).
+    pub(crate) fn eth_speed(&self, port: u32) -> Result<(u16, u8)> {
+        let (mut speed, mut width) = (0u16, 0u8);
+        // SAFETY: `self` is valid; the out pointers are valid locals.
+        kernel::error::to_result(unsafe {
+            ffi::ib_get_eth_speed(self.as_raw(), port, &mut speed, &mut width)
+        })?;
+        Ok((speed, width))
+    }
+
+    /// Raises a port event to ib_core's clients.
+    pub(crate) fn dispatch_port_event(&self, event: PortEvent) {
+        let mut ev = ffi::ib_event {
+            device: self.as_raw(),
+            event: match event {
+                PortEvent::Active => ffi::ib_event_type_IB_EVENT_PORT_ACTIVE,
+                PortEvent::Err => ffi::ib_event_type_IB_EVENT_PORT_ERR,
+            },
+            ..Default::default()
+        };
+        // SAFETY: `element` is a plain union; port events use `port_num`.
+        unsafe { *ev.element.port_num.as_mut() = 1 };
+        // SAFETY: `ev` is a complete event for this registered device.
+        unsafe { ffi::ib_dispatch_event(&ev) };
+    }
+
+    /// Node description (`node_desc`), as set by `modify_device`.
+    pub(crate) fn set_node_desc(&self, desc: &[kernel::ffi::c_char; 64]) {
+        // SAFETY: ib_core calls modify_device with no concurrent writer of node_desc.
+        unsafe { (*self.as_raw()).node_desc = *desc };
+    }
+
+    /// Queues unregistration (from the netdev notifier, under RTNL).
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: `self` is a registered device; the call takes its own reference.
+        unsafe { ffi::ib_unregister_device_queued(self.as_raw()) };
+    }
+}
+
+/// A counted reference to a registered device of driver `T` (`ib_device_put` on drop).
+pub(crate) struct DeviceRef<T: DeviceOps>(*mut ffi::ib_device, PhantomData<T>);
+
+impl<T: DeviceOps> DeviceRef<T> {
+    /// The device of driver `T` bound to `netdev`, if any.
+    pub(crate) fn from_netdev(netdev: &NetDev) -> Option<Self> {
+        // SAFETY: `netdev` is valid; a non-null result is a referenced ib_device of `T` (the
+        // driver id filter guarantees it is one of ours, hence a `Device<T>`).
+        let ib = unsafe { ffi::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID) };
+        (!ib.is_null()).then(|| Self(ib, PhantomData))
+    }
+}
+
+impl<T: DeviceOps> core::ops::Deref for DeviceRef<T> {
+    type Target = Device<T>;
+    fn deref(&self) -> &Device<T> {
+        // SAFETY: we hold a reference to a registered `Device<T>`.
+        unsafe { Device::from_raw(self.0) }
+    }
+}
+
+impl<T: DeviceOps> Drop for DeviceRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference.
+        unsafe { ffi::ib_device_put(self.0) };
+    }
+}
+
+/// An object ib_core allocates for the driver: `ib_*` struct first, the driver's data after.
+#[repr(C)]
+struct Object<R, D> {
+    raw: Opaque<R>,
+    data: D,
+}
+
+/// Allocates, sets up and registers a device named `name` over `netdev`.
+pub(crate) fn register<T: DeviceOps>(
+    name: &CStr,
+    netdev: &NetDev,
+    info: &DeviceInfo<'_>,
+    data: T,
+) -> Result {
+    // SAFETY: `init_net` is the kernel's initial namespace, always valid; ib_core allocates a
+    // zeroed block of the requested size with an initialised `ib_device` at its start.
+    let ib = unsafe { ffi::_ib_alloc_device(size_of::<Device<T>>(), addr_of_mut!(ffi::init_net)) };
+    if ib.is_null() {
+        return Err(ENOMEM);
+    }
+    let dev = ib.cast::<Device<T>>();
+    // SAFETY: `dev` points to a live allocation of `Device<T>` size whose data slot is
+    // uninitialised; the block never moves.
+    unsafe { addr_of_mut!((*dev).data).write(data) };
+
+    let ops = ops::<T>();
+    // SAFETY: `ib` is a valid unregistered device we own; from here on `dealloc_driver` (set by
+    // `ib_set_device_ops`) drops the data when ib_core frees the device.
+    let ret = unsafe {
+        let d = &mut *ib;
+        let desc = info.node_desc.to_bytes_with_nul();
+        let n = desc.len().min(d.node_desc.len());
+        for (dst, src) in d.node_desc.iter_mut().zip(&desc[..n]) {
+            *dst = *src as kernel::ffi::c_char;
+        }
+        d.node_type = ffi::RDMA_NODE_IB_CA as u8;
+        d.phys_port_cnt = 1;
+        d.num_comp_vectors = ffi::rxe_rs_num_possible_cpus() as i32;
+        d.local_dma_lkey = 0;
+        d.node_guid = u64::from_ne_bytes(info.node_guid);
+        ffi::rxe_rs_ib_mark_name_assigned_by_user(ib);
+        ffi::ib_set_device_ops(ib, &ops);
+        let mut ret = ffi::ib_device_set_netdev(ib, netdev.as_raw(), 1);
+        if ret == 0 {
+            ret = ffi::ib_register_device(ib, name.as_char_ptr(), core::ptr::null_mut());
+        }
+        if ret != 0 {
+            ffi::ib_dealloc_device(ib);
+        }
+        ret
+    };
+    kernel::error::to_result(ret)
+}
+
+/// Unregisters every device of driver `T` when dropped (module exit).
+pub(crate) struct DriverRegistration<T: DeviceOps>(PhantomData<T>);
+
+impl<T: DeviceOps> DriverRegistration<T> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T: DeviceOps> Drop for DriverRegistration<T> {
+    fn drop(&mut self) {
+        // SAFETY: unregisters (and so frees) all devices of this driver; sleeps, module exit is
+        // process context.
+        unsafe { ffi::ib_unregister_driver(T::DRIVER_ID) };
+    }
+}
+
+/// The `ib_device_ops` of driver `T`. ib_core copies it (`ib_set_device_ops`).
+fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
+    ffi::ib_device_ops {
+        // ib_core takes a module reference per open uverbs file through `owner`.
+        owner: kernel::module::this_module::<crate::LocalModule>().as_ptr(),
+        driver_id: T::DRIVER_ID,
+        uverbs_abi_ver: T::UVERBS_ABI_VERSION,
+        dealloc_driver: Some(dealloc_driver::<T>),
+        enable_driver: Some(enable_driver::<T>),
+        query_device: Some(query_device::<T>),
+        query_port: Some(query_port::<T>),
+        query_pkey: Some(query_pkey::<T>),
+        modify_device: Some(modify_device::<T>),
+        modify_port: Some(modify_port::<T>),
+        get_port_immutable: Some(get_port_immutable::<T>),
+        get_link_layer: Some(get_link_layer::<T>),
+        alloc_ucontext: Some(alloc_ucontext::<T>),
+        dealloc_ucontext: Some(dealloc_ucontext::<T>),
+        alloc_pd: Some(alloc_pd::<T>),
+        dealloc_pd: Some(dealloc_pd::<T>),
+        size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
+        size_ib_pd: size_of::<Object<ffi::ib_pd, T::Pd>>(),
+        ..Default::default()
+    }
+}
+
+// The trampolines below are only installed on `Device<T>` devices (by `register`), whose data is
+// initialised before the ops are set and dropped only by `dealloc_driver`, the last op.
+
+unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ib: *mut ffi::ib_device) {
+    // SAFETY: last call on this device: drop the data ib_core is about to free.
+    unsafe { core::ptr::drop_in_place(addr_of_mut!((*ib.cast::<Device<T>>()).data)) };
+}
+
+unsafe extern "C" fn enable_driver<T: DeviceOps>(ib: *mut ffi::ib_device) -> kernel::ffi::c_int {
+    // SAFETY: see the note above the trampolines.
+    let dev = unsafe { Device::<T>::from_raw(ib) };
+    from_result(|| T::enable(dev).map(|()| 0))
+}
+
+unsafe extern "C" fn query_device<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    attr: *mut ffi::ib_device_attr,
+    udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    from_result(|| {
+        // SAFETY: `udata` is null or valid for this call.
+        kernel::error::to_result(unsafe { ffi::rxe_rs_ib_no_udata_io(udata) })?;
+        // SAFETY: see the note above the trampolines; `attr` is valid and exclusive here.
+        let (dev, attr) = unsafe { (Device::<T>::from_raw(ib), &mut *attr) };
+        T::query_device(dev, attr).map(|()| 0)
+    })
+}
+
+unsafe extern "C" fn query_port<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    port: u32,
+    attr: *mut ffi::ib_port_attr,
+) -> kernel::ffi::c_int {
+    // SAFETY: see the note above the trampolines; `attr` is valid and exclusive here.
+    let (dev, attr) = unsafe { (Device::<T>::from_raw(ib), &mut *attr) };
+    from_result(|| T::query_port(dev, port, attr).map(|()| 0))
+}
+
+unsafe extern "C" fn query_pkey<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    port: u32,
+    index: u16,
+    pkey: *mut u16,
+) -> kernel::ffi::c_int {
+    // SAFETY: see the note above the trampolines.
+    let dev = unsafe { Device::<T>::from_raw(ib) };
+    from_result(|| {
+        let value = T::query_pkey(dev, port, index)?;
+        // SAFETY: `pkey` is a valid out pointer for this call.
+        unsafe { *pkey = value };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn modify_device<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    mask: kernel::ffi::c_int,
+    attr: *mut ffi::ib_device_modify,
+) -> kernel::ffi::c_int {
+    // SAFETY: see the note above the trampolines; `attr` is valid for this call.
+    let (dev, attr) = unsafe { (Device::<T>::from_raw(ib), &*attr) };
+    from_result(|| T::modify_device(dev, mask, attr).map(|()| 0))
+}
+
+unsafe extern "C" fn modify_port<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    port: u32,
+    mask: kernel::ffi::c_int,
+    attr: *mut ffi::ib_port_modify,
+) -> kernel::ffi::c_int {
+    // SAFETY: see the note above the trampolines; `attr` is valid for this call.
+    let (dev, attr) = unsafe { (Device::<T>::from_raw(ib), &*attr) };
+    from_result(|| T::modify_port(dev, port, mask, attr).map(|()| 0))
+}
+
+unsafe extern "C" fn get_port_immutable<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    port: u32,
+    imm: *mut ffi::ib_port_immutable,
+) -> kernel::ffi::c_int {
+    // SAFETY: see the note above the trampolines; `imm` is valid and exclusive here.
+    let (dev, imm) = unsafe { (Device::<T>::from_raw(ib), &mut *imm) };
+    from_result(|| T::port_immutable(dev, port, imm).map(|()| 0))
+}
+
+unsafe extern "C" fn get_link_layer<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    port: u32,
+) -> ffi::rdma_link_layer {
+    // SAFETY: see the note above the trampolines.
+    let dev = unsafe { Device::<T>::from_raw(ib) };
+    if T::link_layer_is_ethernet(dev, port) {
+        ffi::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+    } else {
+        ffi::rdma_link_layer_IB_LINK_LAYER_UNSPECIFIED
+    }
+}
+
+unsafe extern "C" fn alloc_ucontext<T: DeviceOps>(
+    uc: *mut ffi::ib_ucontext,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_core allocated `size_ib_ucontext` zeroed bytes for an `Object` and set its
+    // `device` to one of our devices.
+    let (dev, obj) = unsafe {
+        (Device::<T>::from_raw((*uc).device), uc.cast::<Object<ffi::ib_ucontext, T::Ucontext>>())
+    };
+    from_result(|| {
+        let data = T::alloc_ucontext(dev)?;
+        // SAFETY: `obj` is valid for writes; the data slot is uninitialised until now.
+        unsafe { addr_of_mut!((*obj).data).write(data) };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_ucontext<T: DeviceOps>(uc: *mut ffi::ib_ucontext) {
+    // SAFETY: `alloc_ucontext` succeeded for this object, so its data is initialised; this is
+    // the last call for it.
+    unsafe {
+        let obj = uc.cast::<Object<ffi::ib_ucontext, T::Ucontext>>();
+        T::dealloc_ucontext(Device::<T>::from_raw((*uc).device), &(*obj).data);
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+    }
+}
+
+unsafe extern "C" fn alloc_pd<T: DeviceOps>(
+    pd: *mut ffi::ib_pd,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: as for `alloc_ucontext`, with `size_ib_pd`.
+    let (dev, obj) =
+        unsafe { (Device::<T>::from_raw((*pd).device), pd.cast::<Object<ffi::ib_pd, T::Pd>>()) };
+    from_result(|| {
+        let data = T::alloc_pd(dev)?;
+        // SAFETY: `obj` is valid for writes; the data slot is uninitialised until now.
+        unsafe { addr_of_mut!((*obj).data).write(data) };
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_pd<T: DeviceOps>(
+    pd: *mut ffi::ib_pd,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: as for `dealloc_ucontext`.
+    unsafe {
+        let obj = pd.cast::<Object<ffi::ib_pd, T::Pd>>();
+        T::dealloc_pd(Device::<T>::from_raw((*pd).device), &(*obj).data);
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+    }
+    0
+}

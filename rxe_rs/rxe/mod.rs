@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rxe driver proper: what an rxe device is and does, on top of the safe `ib` layer.
+//! No `unsafe` and no raw bindings here.
+
+pub(crate) mod device;

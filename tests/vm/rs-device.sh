@@ -1,0 +1,40 @@
+#!/bin/bash
+# Guest test (--driver rs): the device lifecycle of rxe-rs as a user drives it — link add/del,
+# duplicate refused, port state and MTU follow the netdev, netdev removal removes the device,
+# rmmod with devices present, and the C rdma_rxe never auto-loaded.
+set -u
+. "$(dirname "$0")/lib.sh"
+ko="/src/rxe-rs/.build/$VARIANT/rdma_rxe_rs.ko"
+port_field() { ibv_devinfo -d "$1" | awk -v f="$2:" '$1==f{print $2; exit}'; }
+
+expect "module is loaded" grep -qw '^rdma_rxe_rs' /proc/modules
+expect "rdma link add rxe0 netdev eth0" rdma link add rxe0 type rxe netdev eth0
+expect "  listed by rdma link show" sh -c 'rdma link show | grep -q "rxe0/1 state ACTIVE"'
+expect "  ibv_devices lists it" sh -c 'ibv_devices | grep -qw rxe0'
+expect "  port is ACTIVE" test "$(port_field rxe0 state)" = PORT_ACTIVE
+expect "  active_mtu 1024 on a 1500-byte netdev" test "$(port_field rxe0 active_mtu)" = 1024
+expect "a second device on eth0 is refused (EEXIST)" sh -c 'rdma link add rxe1 type rxe netdev eth0 2>&1 | grep -q "File exists"'
+expect "the C rdma_rxe did not auto-load" sh -c '! grep -qw "^rdma_rxe" /proc/modules'
+
+ip link add d0 type dummy
+expect "rdma link add on a dummy netdev (down)" rdma link add rxed type rxe netdev d0
+expect "  port is DOWN while d0 is down" test "$(port_field rxed state)" = PORT_DOWN
+ip link set d0 up
+expect "  port is ACTIVE once d0 is up" test "$(port_field rxed state)" = PORT_ACTIVE
+ip link set d0 mtu 4200
+expect "  active_mtu follows the netdev MTU (4200 -> 4096)" test "$(port_field rxed active_mtu)" = 4096
+ip link set d0 mtu 1100
+expect "  active_mtu follows the netdev MTU (1100 -> 512)" test "$(port_field rxed active_mtu)" = 512
+ip link del d0
+for _ in $(seq 20); do rdma link show | grep -q rxed || break; sleep 0.2; done
+expect "deleting the netdev removes its device" sh -c '! rdma link show | grep -q rxed'
+
+expect "rdma link del rxe0" rdma link del rxe0
+expect "  gone" sh -c '! ibv_devices | grep -qw rxe0'
+expect "rdma link add rxe0 again" rdma link add rxe0 type rxe netdev eth0
+expect "rmmod with a device present" rmmod rdma_rxe_rs
+expect "  the device went with it" sh -c '! rdma link show | grep -q rxe0'
+expect "insmod again" insmod "$ko"
+expect "  and add a device" rdma link add rxe0 type rxe netdev eth0
+expect "rmmod again" rmmod rdma_rxe_rs
+summary
