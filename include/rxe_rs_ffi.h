@@ -33,5 +33,14 @@ void rxe_rs_ib_mark_name_assigned_by_user(struct ib_device *ibdev);
 enum ib_port_state rxe_rs_ib_get_curr_port_state(struct net_device *ndev);
 int rxe_rs_ib_no_udata_io(struct ib_udata *udata);
 unsigned int rxe_rs_num_possible_cpus(void);
+void rxe_rs_eth_random_addr(u8 *addr);
+
+/* UDP tunnel socket on the RoCEv2 port (rxe_setup_udp_tunnel), and its release. */
+struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
+				      int (*encap_rcv)(struct sock *sk, struct sk_buff *skb));
+void rxe_rs_udp_tunnel_close(struct socket *sock);
+
+/* sk_buff: static inlines. */
+void rxe_rs_kfree_skb(struct sk_buff *skb);
 
 #endif /* RXE_RS_FFI_H */

@@ -8,6 +8,7 @@
 
 mod ffi;
 mod ib;
+mod net;
 pub mod proto;
 mod rxe;
 
@@ -16,6 +17,7 @@ use ib::{
     link::{LinkOps, LinkRegistration},
     netdev::{NetDev, NetdevNotifier},
 };
+use net::tunnel::Tunnels;
 use kernel::prelude::*;
 use rxe::device::{RxeDev, RxeNetdevListener};
 
@@ -37,8 +39,8 @@ impl LinkOps for RxeLink {
     }
 }
 
-/// Fields drop in order: no new links, then every device, then the notifier (as the C
-/// `rxe_module_exit`).
+/// Fields drop in order: no new links, then every device, then the notifier, then the tunnel
+/// sockets left (as the C `rxe_module_exit`).
 #[pin_data]
 struct RxeModule {
     #[pin]
@@ -46,11 +48,14 @@ struct RxeModule {
     devices: DriverRegistration<RxeDev>,
     #[pin]
     notifier: NetdevNotifier<RxeNetdevListener>,
+    #[pin]
+    tunnels: Tunnels,
 }
 
 impl kernel::InPlaceModule for RxeModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            tunnels <- Tunnels::new(),
             notifier <- NetdevNotifier::new(),
             devices: DriverRegistration::new(),
             link <- LinkRegistration::new(),

@@ -4,6 +4,8 @@
  * Rust. Each is a one-line forwarder; the logic lives in Rust.
  */
 #include <linux/if_vlan.h>
+#include <linux/etherdevice.h>
+#include <rdma/ib_verbs.h>
 #include "rxe_rs_ffi.h"
 
 const char *rxe_rs_netdev_name(const struct net_device *ndev)
@@ -59,4 +61,43 @@ int rxe_rs_ib_no_udata_io(struct ib_udata *udata)
 unsigned int rxe_rs_num_possible_cpus(void)
 {
 	return num_possible_cpus();
+}
+
+void rxe_rs_eth_random_addr(u8 *addr)
+{
+	eth_random_addr(addr);
+}
+
+struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
+				      int (*encap_rcv)(struct sock *sk, struct sk_buff *skb))
+{
+	struct udp_port_cfg udp_cfg = {};
+	struct udp_tunnel_sock_cfg tnl_cfg = {};
+	struct socket *sock;
+	int err;
+
+	if (ipv6) {
+		udp_cfg.family = AF_INET6;
+		udp_cfg.ipv6_v6only = 1;
+	} else {
+		udp_cfg.family = AF_INET;
+	}
+	udp_cfg.local_udp_port = htons(ROCE_V2_UDP_DPORT);
+	err = udp_sock_create(net, &udp_cfg, &sock);
+	if (err < 0)
+		return ERR_PTR(err);
+	tnl_cfg.encap_type = 1;
+	tnl_cfg.encap_rcv = encap_rcv;
+	setup_udp_tunnel_sock(net, sock->sk, &tnl_cfg);
+	return sock;
+}
+
+void rxe_rs_udp_tunnel_close(struct socket *sock)
+{
+	udp_tunnel_sock_release(sock->sk);
+}
+
+void rxe_rs_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
 }

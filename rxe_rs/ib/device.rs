@@ -274,6 +274,9 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         get_link_layer: Some(get_link_layer::<T>),
         alloc_ucontext: Some(alloc_ucontext::<T>),
         dealloc_ucontext: Some(dealloc_ucontext::<T>),
+        // Having it lets ib_core move the device between namespaces; a soft device has no
+        // hardware mappings to revoke (the C driver's is empty too).
+        disassociate_ucontext: Some(disassociate_ucontext),
         alloc_pd: Some(alloc_pd::<T>),
         dealloc_pd: Some(dealloc_pd::<T>),
         size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
@@ -406,6 +409,8 @@ unsafe extern "C" fn dealloc_ucontext<T: DeviceOps>(uc: *mut ffi::ib_ucontext) {
         core::ptr::drop_in_place(addr_of_mut!((*obj).data));
     }
 }
+
+unsafe extern "C" fn disassociate_ucontext(_uc: *mut ffi::ib_ucontext) {}
 
 unsafe extern "C" fn alloc_pd<T: DeviceOps>(
     pd: *mut ffi::ib_pd,

@@ -55,6 +55,17 @@ impl NetDev {
         }
     }
 
+    /// The hardware address, or a random one for a device without (the GID and GUIDs need a
+    /// unique one, `rxe_init_device_param`).
+    pub(crate) fn hw_addr_or_random(&self) -> [u8; 6] {
+        self.hw_addr().unwrap_or_else(|| {
+            let mut mac = [0u8; 6];
+            // SAFETY: `mac` is a 6-byte buffer.
+            unsafe { ffi::rxe_rs_eth_random_addr(mac.as_mut_ptr()) };
+            mac
+        })
+    }
+
     /// Whether the interface is administratively up (`IFF_UP`).
     pub(crate) fn is_up(&self) -> bool {
         // SAFETY: `self.0` is valid.

@@ -11,6 +11,10 @@ use crate::ib::{
     },
     netdev::{NetDev, NetdevEvent, NetdevListener},
 };
+use crate::net::{
+    skb::SkBuff,
+    tunnel::{PacketReceiver, TunnelUser},
+};
 use crate::proto::params::{self, IbMtu, ObjectCount};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
@@ -29,10 +33,12 @@ pub(crate) struct RxeDev {
     link_downed: AtomicU64,
     ucontexts: ObjectCount,
     pds: ObjectCount,
+    /// Keeps the namespace's UDP 4791 sockets open while the device exists.
+    tunnel: TunnelUser,
 }
 
 impl RxeDev {
-    fn new(guid: [u8; 8], mtu: u32) -> Self {
+    fn new(guid: [u8; 8], mtu: u32, tunnel: TunnelUser) -> Self {
         Self {
             sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
             active_mtu: AtomicU32::new(IbMtu::for_eth_mtu(mtu) as u32),
@@ -41,6 +47,7 @@ impl RxeDev {
             link_downed: AtomicU64::new(0),
             ucontexts: ObjectCount::new(params::MAX_UCONTEXT),
             pds: ObjectCount::new(params::MAX_PD),
+            tunnel,
         }
     }
 
@@ -127,12 +134,10 @@ pub(crate) fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
         );
         return Err(EEXIST);
     }
-    // A device without a hardware address still needs a unique GID (the C driver draws a
-    // random MAC); such netdevs (tun) are not supported yet.
-    let mac = netdev.hw_addr().ok_or(EOPNOTSUPP)?;
-    let guid = params::eui64_from_mac(mac);
+    let tunnel = TunnelUser::acquire::<RxeReceiver>(netdev)?;
+    let guid = params::eui64_from_mac(netdev.hw_addr_or_random());
     let info = DeviceInfo { node_desc: c"rxe", node_guid: guid };
-    device::register(ibdev_name, netdev, &info, RxeDev::new(guid, netdev.mtu()))
+    device::register(ibdev_name, netdev, &info, RxeDev::new(guid, netdev.mtu(), tunnel))
 }
 
 impl DeviceOps for RxeDev {
@@ -275,7 +280,10 @@ impl NetdevListener for RxeNetdevListener {
     fn event(event: NetdevEvent, netdev: &NetDev) {
         let Some(dev) = DeviceRef::<RxeDev>::from_netdev(netdev) else { return };
         match event {
-            NetdevEvent::Unregister => dev.unregister_queued(),
+            NetdevEvent::Unregister => {
+                dev.unregister_queued();
+                dev.data().tunnel.release();
+            }
             NetdevEvent::ChangeMtu => dev.data().set_mtu(netdev.mtu()),
             NetdevEvent::Down | NetdevEvent::Change => {
                 if !netdev.port_active() {
@@ -284,5 +292,15 @@ impl NetdevListener for RxeNetdevListener {
             }
             NetdevEvent::Other(_) => {}
         }
+    }
+}
+
+/// RoCEv2 packets from the tunnel sockets. The transport (receive dispatch, responder,
+/// completer) is not there yet: every packet is dropped.
+pub(crate) struct RxeReceiver;
+
+impl PacketReceiver for RxeReceiver {
+    fn receive(skb: SkBuff) {
+        drop(skb);
     }
 }

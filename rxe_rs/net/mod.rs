@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe wrappers around the network stack: socket buffers and the RoCEv2 UDP tunnel sockets.
+
+pub(crate) mod skb;
+pub(crate) mod tunnel;
