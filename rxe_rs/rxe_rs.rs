@@ -17,8 +17,8 @@ use ib::{
     link::{LinkOps, LinkRegistration},
     netdev::{NetDev, NetdevNotifier},
 };
-use net::tunnel::Tunnels;
 use kernel::prelude::*;
+use net::tunnel::Tunnels;
 use rxe::device::{RxeDev, RxeNetdevListener};
 
 module! {

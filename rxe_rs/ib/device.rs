@@ -62,6 +62,11 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     /// `enable_driver`: the device is registered and visible.
     fn enable(dev: &Device<Self>) -> Result;
 
+    /// Names of the hardware counters (`rdma statistic show`), in index order.
+    const COUNTER_NAMES: &'static [&'static CStr];
+    /// Current values of the counters, `values.len() == COUNTER_NAMES.len()`.
+    fn read_counters(dev: &Device<Self>, values: &mut [u64]);
+
     /// `alloc_ucontext`.
     fn alloc_ucontext(dev: &Device<Self>) -> Result<Self::Ucontext>;
     /// `dealloc_ucontext`; the data is dropped after it.
@@ -85,6 +90,32 @@ pub(crate) struct DeviceInfo<'a> {
 pub(crate) struct Device<T> {
     ib: Opaque<ffi::ib_device>,
     data: T,
+    /// The counter descriptors ib_core's stats point to; they live as long as the device.
+    stat_descs: StatDescs,
+}
+
+/// `rdma_stat_desc`s naming the driver's counters.
+struct StatDescs(KVec<ffi::rdma_stat_desc>);
+
+// SAFETY: the descriptors only point to `'static` C strings and are never written after setup.
+unsafe impl Send for StatDescs {}
+// SAFETY: as above; shared reads only.
+unsafe impl Sync for StatDescs {}
+
+impl StatDescs {
+    fn new(names: &'static [&'static CStr]) -> Result<Self> {
+        let mut descs = KVec::with_capacity(names.len(), GFP_KERNEL)?;
+        for name in names {
+            descs.push(
+                ffi::rdma_stat_desc {
+                    name: name.as_char_ptr(),
+                    ..Default::default()
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        Ok(Self(descs))
+    }
 }
 
 impl<T: DeviceOps> Device<T> {
@@ -201,14 +232,18 @@ pub(crate) fn register<T: DeviceOps>(
 ) -> Result {
     // SAFETY: `init_net` is the kernel's initial namespace, always valid; ib_core allocates a
     // zeroed block of the requested size with an initialised `ib_device` at its start.
+    let stat_descs = StatDescs::new(T::COUNTER_NAMES)?;
     let ib = unsafe { ffi::_ib_alloc_device(size_of::<Device<T>>(), addr_of_mut!(ffi::init_net)) };
     if ib.is_null() {
         return Err(ENOMEM);
     }
     let dev = ib.cast::<Device<T>>();
-    // SAFETY: `dev` points to a live allocation of `Device<T>` size whose data slot is
+    // SAFETY: `dev` points to a live allocation of `Device<T>` size whose data slots are
     // uninitialised; the block never moves.
-    unsafe { addr_of_mut!((*dev).data).write(data) };
+    unsafe {
+        addr_of_mut!((*dev).data).write(data);
+        addr_of_mut!((*dev).stat_descs).write(stat_descs);
+    }
 
     let ops = ops::<T>();
     // SAFETY: `ib` is a valid unregistered device we own; from here on `dealloc_driver` (set by
@@ -279,6 +314,8 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         disassociate_ucontext: Some(disassociate_ucontext),
         alloc_pd: Some(alloc_pd::<T>),
         dealloc_pd: Some(dealloc_pd::<T>),
+        alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
+        get_hw_stats: Some(get_hw_stats::<T>),
         size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
         size_ib_pd: size_of::<Object<ffi::ib_pd, T::Pd>>(),
         ..Default::default()
@@ -289,14 +326,54 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
 // initialised before the ops are set and dropped only by `dealloc_driver`, the last op.
 
 unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ib: *mut ffi::ib_device) {
-    // SAFETY: last call on this device: drop the data ib_core is about to free.
-    unsafe { core::ptr::drop_in_place(addr_of_mut!((*ib.cast::<Device<T>>()).data)) };
+    // SAFETY: last call on this device (its stats are gone): drop what ib_core is about to free.
+    unsafe {
+        let dev = ib.cast::<Device<T>>();
+        core::ptr::drop_in_place(addr_of_mut!((*dev).data));
+        core::ptr::drop_in_place(addr_of_mut!((*dev).stat_descs));
+    }
 }
 
 unsafe extern "C" fn enable_driver<T: DeviceOps>(ib: *mut ffi::ib_device) -> kernel::ffi::c_int {
     // SAFETY: see the note above the trampolines.
     let dev = unsafe { Device::<T>::from_raw(ib) };
     from_result(|| T::enable(dev).map(|()| 0))
+}
+
+unsafe extern "C" fn alloc_hw_port_stats<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    _port: u32,
+) -> *mut ffi::rdma_hw_stats {
+    // SAFETY: see the note above the trampolines.
+    let dev = unsafe { Device::<T>::from_raw(ib) };
+    let descs = &dev.stat_descs.0;
+    // SAFETY: `descs` outlives the stats: ib_core frees port stats before `dealloc_driver`.
+    unsafe {
+        ffi::rdma_alloc_hw_stats_struct(
+            descs.as_ptr(),
+            descs.len() as i32,
+            ffi::RDMA_HW_STATS_DEFAULT_LIFESPAN as usize,
+        )
+    }
+}
+
+unsafe extern "C" fn get_hw_stats<T: DeviceOps>(
+    ib: *mut ffi::ib_device,
+    stats: *mut ffi::rdma_hw_stats,
+    port: u32,
+    _index: kernel::ffi::c_int,
+) -> kernel::ffi::c_int {
+    if port == 0 || stats.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: see the note above the trampolines; `stats` came from `alloc_hw_port_stats`, so it
+    // has `num_counters` values and ib_core holds its lock.
+    unsafe {
+        let dev = Device::<T>::from_raw(ib);
+        let n = ((*stats).num_counters as usize).min(T::COUNTER_NAMES.len());
+        T::read_counters(dev, (*stats).value.as_mut_slice(n));
+        n as kernel::ffi::c_int
+    }
 }
 
 unsafe extern "C" fn query_device<T: DeviceOps>(
@@ -390,7 +467,10 @@ unsafe extern "C" fn alloc_ucontext<T: DeviceOps>(
     // SAFETY: ib_core allocated `size_ib_ucontext` zeroed bytes for an `Object` and set its
     // `device` to one of our devices.
     let (dev, obj) = unsafe {
-        (Device::<T>::from_raw((*uc).device), uc.cast::<Object<ffi::ib_ucontext, T::Ucontext>>())
+        (
+            Device::<T>::from_raw((*uc).device),
+            uc.cast::<Object<ffi::ib_ucontext, T::Ucontext>>(),
+        )
     };
     from_result(|| {
         let data = T::alloc_ucontext(dev)?;
@@ -417,8 +497,12 @@ unsafe extern "C" fn alloc_pd<T: DeviceOps>(
     _udata: *mut ffi::ib_udata,
 ) -> kernel::ffi::c_int {
     // SAFETY: as for `alloc_ucontext`, with `size_ib_pd`.
-    let (dev, obj) =
-        unsafe { (Device::<T>::from_raw((*pd).device), pd.cast::<Object<ffi::ib_pd, T::Pd>>()) };
+    let (dev, obj) = unsafe {
+        (
+            Device::<T>::from_raw((*pd).device),
+            pd.cast::<Object<ffi::ib_pd, T::Pd>>(),
+        )
+    };
     from_result(|| {
         let data = T::alloc_pd(dev)?;
         // SAFETY: `obj` is valid for writes; the data slot is uninitialised until now.

@@ -36,7 +36,8 @@ pub(crate) mod consts {
         ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as IB_PORT_PHYS_STATE_LINK_UP,
         ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as IB_PORT_PHYS_STATE_POLLING,
         ib_port_state_IB_PORT_ACTIVE as IB_PORT_ACTIVE, ib_port_state_IB_PORT_DOWN as IB_PORT_DOWN,
-        ib_port_width_IB_WIDTH_1X as IB_WIDTH_1X, rdma_driver_id_RDMA_DRIVER_RXE as RDMA_DRIVER_RXE,
-        RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP, IB_MGMT_MAD_SIZE,
+        ib_port_width_IB_WIDTH_1X as IB_WIDTH_1X,
+        rdma_driver_id_RDMA_DRIVER_RXE as RDMA_DRIVER_RXE, IB_MGMT_MAD_SIZE,
+        RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP,
     };
 }

@@ -75,7 +75,9 @@ impl NetDev {
     /// Whether it is running with carrier: the IB port state of a RoCE port on it.
     pub(crate) fn port_active(&self) -> bool {
         // SAFETY: `self.0` is valid.
-        unsafe { ffi::rxe_rs_ib_get_curr_port_state(self.0.get()) == ffi::ib_port_state_IB_PORT_ACTIVE }
+        unsafe {
+            ffi::rxe_rs_ib_get_curr_port_state(self.0.get()) == ffi::ib_port_state_IB_PORT_ACTIVE
+        }
     }
 
     /// Whether it is a VLAN device.

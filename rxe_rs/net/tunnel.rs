@@ -44,7 +44,8 @@ impl Socket {
         // SAFETY: `net` is a live namespace (the caller holds a device in it); the callback is a
         // plain function valid for the module's lifetime, and sockets never outlive the module
         // (`Tunnels` closes them all on drop).
-        let sock = from_err_ptr(unsafe { ffi::rxe_rs_udp_tunnel_open(net, ipv6, Some(encap_rcv::<R>)) })?;
+        let sock =
+            from_err_ptr(unsafe { ffi::rxe_rs_udp_tunnel_open(net, ipv6, Some(encap_rcv::<R>)) })?;
         NonNull::new(sock).map(Self).ok_or(EINVAL)
     }
 }
@@ -106,7 +107,11 @@ impl TunnelUser {
         let mut reg = REGISTRY.lock();
         if let Some(ns) = reg.namespaces.iter_mut().find(|ns| ns.net == key) {
             ns.users += 1;
-            return Ok(Self { net: key, generation: ns.generation, released: AtomicBool::new(false) });
+            return Ok(Self {
+                net: key,
+                generation: ns.generation,
+                released: AtomicBool::new(false),
+            });
         }
         let v4 = Socket::open::<R>(net, false).inspect_err(|_| {
             pr_err!("Failed to create IPv4 UDP tunnel\n");
@@ -125,10 +130,20 @@ impl TunnelUser {
         let generation = reg.next_generation;
         reg.next_generation += 1;
         reg.namespaces.push(
-            NsSockets { net: key, generation, users: 1, _v4: v4, _v6: v6 },
+            NsSockets {
+                net: key,
+                generation,
+                users: 1,
+                _v4: v4,
+                _v6: v6,
+            },
             GFP_KERNEL,
         )?;
-        Ok(Self { net: key, generation, released: AtomicBool::new(false) })
+        Ok(Self {
+            net: key,
+            generation,
+            released: AtomicBool::new(false),
+        })
     }
 
     /// Gives up the sockets now (the netdev is going away: the C driver closes them from its
@@ -206,5 +221,7 @@ impl PinnedDrop for Tunnels {
         // SAFETY: registered in `new`; unregistering runs `ns_exit` for every live namespace,
         // which closes every socket left.
         unsafe { ffi::unregister_pernet_subsys(self.pernet.get()) };
+        // Statics are not dropped at module unload: free the vector's buffer ourselves.
+        REGISTRY.lock().namespaces = KVec::new();
     }
 }

@@ -4,9 +4,10 @@
 //!
 //! Everything here is a function of bytes and numbers: the InfiniBand
 //! transport opcodes and the C driver's opcode table, the transport headers
-//! (BTH and its extension headers), PSN arithmetic and the ICRC. Nothing
-//! touches a socket buffer, a lock or an allocator, so the same files are
-//! compiled twice:
+//! (BTH and its extension headers), PSN arithmetic and the ICRC, the index
+//! arithmetic of the rings shared with user space and the checks of the QP
+//! state machine. Nothing touches a socket buffer, a lock or an allocator, so
+//! the same files are compiled twice:
 //!
 //! - into the kernel module, as `proto` under its crate root `rxe_rs.rs`;
 //! - into the host crate `rxe-proto` (`rxe_rs/proto_host.rs`), where
@@ -22,6 +23,8 @@ pub mod opcode;
 pub mod packet;
 pub mod params;
 pub mod psn;
+pub mod qp_state;
+pub mod queue;
 
 /// Why bytes could not be read, written or trusted as a RoCEv2 packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,4 +44,26 @@ pub enum Error {
         /// ICRC found at the end of the packet.
         carried: u32,
     },
+}
+
+/// A Linux errno with which a control-path check fails, as the C driver returns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Errno {
+    /// `EINVAL`: an argument is out of range or not allowed here.
+    Inval,
+    /// `ENOMEM`: a queue cannot be made that large (the C `rxe_queue_init` returns NULL).
+    NoMem,
+    /// `EOPNOTSUPP`: a feature rxe does not implement (QP type, attribute mask bit).
+    OpNotSupp,
+}
+
+impl Errno {
+    /// The negative errno the C function returns (`-EINVAL` is `-22`).
+    pub const fn to_errno(self) -> i32 {
+        match self {
+            Self::Inval => -22,
+            Self::NoMem => -12,
+            Self::OpNotSupp => -95,
+        }
+    }
 }

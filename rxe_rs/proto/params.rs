@@ -126,7 +126,16 @@ impl IbMtu {
 /// A modified EUI-64 interface identifier from a MAC (`addrconf_addr_eui48`): the node and port
 /// GUID of a device, in wire (big-endian) byte order.
 pub const fn eui64_from_mac(mac: [u8; 6]) -> [u8; 8] {
-    [mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]
+    [
+        mac[0] ^ 0x02,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ]
 }
 
 /// `RXE_UVERBS_ABI_VERSION`: the user ABI librxe checks at `ibv_open_device`.
@@ -143,20 +152,30 @@ pub struct ObjectCount {
 impl ObjectCount {
     /// A count that admits at most `max` live objects.
     pub const fn new(max: u32) -> Self {
-        Self { live: core::sync::atomic::AtomicU32::new(0), max }
+        Self {
+            live: core::sync::atomic::AtomicU32::new(0),
+            max,
+        }
     }
 
     /// Takes one slot; `false` when `max` are already live.
     pub fn try_get(&self) -> bool {
         use core::sync::atomic::Ordering::Relaxed;
         self.live
-            .fetch_update(Relaxed, Relaxed, |n| if n < self.max { Some(n + 1) } else { None })
+            .fetch_update(Relaxed, Relaxed, |n| {
+                if n < self.max {
+                    Some(n + 1)
+                } else {
+                    None
+                }
+            })
             .is_ok()
     }
 
     /// Gives one slot back.
     pub fn put(&self) {
-        self.live.fetch_sub(1, core::sync::atomic::Ordering::Relaxed);
+        self.live
+            .fetch_sub(1, core::sync::atomic::Ordering::Relaxed);
     }
 
     /// Live objects now.

@@ -29,8 +29,8 @@ pub(crate) struct RxeDev {
     port_cap_flags: AtomicU32,
     /// Q_Key violations, reset by `modify_port`.
     qkey_viol_cntr: AtomicU32,
-    /// `link_downed` counter.
-    link_downed: AtomicU64,
+    /// The hardware counters (`rdma statistic show`), indexed by [`Counter`].
+    counters: [AtomicU64; Counter::COUNT],
     ucontexts: ObjectCount,
     pds: ObjectCount,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
@@ -44,7 +44,7 @@ impl RxeDev {
             active_mtu: AtomicU32::new(IbMtu::for_eth_mtu(mtu) as u32),
             port_cap_flags: AtomicU32::new(IB_PORT_CM_SUP),
             qkey_viol_cntr: AtomicU32::new(0),
-            link_downed: AtomicU64::new(0),
+            counters: [const { AtomicU64::new(0) }; Counter::COUNT],
             ucontexts: ObjectCount::new(params::MAX_UCONTEXT),
             pds: ObjectCount::new(params::MAX_PD),
             tunnel,
@@ -59,22 +59,21 @@ impl RxeDev {
         attr.page_size_cap = params::PAGE_SIZE_CAP;
         attr.max_qp = params::MAX_QP;
         attr.max_qp_wr = params::MAX_QP_WR;
-        attr.device_cap_flags = (
-            IB_DEVICE_BAD_PKEY_CNTR
-                | IB_DEVICE_BAD_QKEY_CNTR
-                | IB_DEVICE_AUTO_PATH_MIG
-                | IB_DEVICE_CHANGE_PHY_PORT
-                | IB_DEVICE_UD_AV_PORT_ENFORCE
-                | IB_DEVICE_PORT_ACTIVE_EVENT
-                | IB_DEVICE_SYS_IMAGE_GUID
-                | IB_DEVICE_RC_RNR_NAK_GEN
-                | IB_DEVICE_SRQ_RESIZE
-                | IB_DEVICE_MEM_MGT_EXTENSIONS
-                | IB_DEVICE_MEM_WINDOW
-                | IB_DEVICE_FLUSH_GLOBAL
-                | IB_DEVICE_FLUSH_PERSISTENT
-                | IB_DEVICE_MEM_WINDOW_TYPE_2B
-                | IB_DEVICE_ATOMIC_WRITE) as u64;
+        attr.device_cap_flags = (IB_DEVICE_BAD_PKEY_CNTR
+            | IB_DEVICE_BAD_QKEY_CNTR
+            | IB_DEVICE_AUTO_PATH_MIG
+            | IB_DEVICE_CHANGE_PHY_PORT
+            | IB_DEVICE_UD_AV_PORT_ENFORCE
+            | IB_DEVICE_PORT_ACTIVE_EVENT
+            | IB_DEVICE_SYS_IMAGE_GUID
+            | IB_DEVICE_RC_RNR_NAK_GEN
+            | IB_DEVICE_SRQ_RESIZE
+            | IB_DEVICE_MEM_MGT_EXTENSIONS
+            | IB_DEVICE_MEM_WINDOW
+            | IB_DEVICE_FLUSH_GLOBAL
+            | IB_DEVICE_FLUSH_PERSISTENT
+            | IB_DEVICE_MEM_WINDOW_TYPE_2B
+            | IB_DEVICE_ATOMIC_WRITE) as u64;
         // No IBK_ON_DEMAND_PAGING: ODP is not implemented yet (the C driver has it).
         attr.kernel_cap_flags = IBK_ALLOW_USER_UNREG as u64;
         attr.max_send_sge = params::MAX_SGE;
@@ -101,9 +100,14 @@ impl RxeDev {
         attr.local_ca_ack_delay = params::LOCAL_CA_ACK_DELAY;
     }
 
+    fn count(&self, counter: Counter) {
+        self.counters[counter as usize].fetch_add(1, Relaxed);
+    }
+
     /// Follows the netdev MTU (`rxe_set_mtu`).
     fn set_mtu(&self, netdev_mtu: u32) {
-        self.active_mtu.store(IbMtu::for_eth_mtu(netdev_mtu) as u32, Relaxed);
+        self.active_mtu
+            .store(IbMtu::for_eth_mtu(netdev_mtu) as u32, Relaxed);
     }
 
     /// Reports the port state of the netdev to ib_core's clients (`rxe_set_port_state`).
@@ -114,10 +118,38 @@ impl RxeDev {
             pr_info!("{}: set active\n", dev.name().to_str().unwrap_or("?"));
         } else {
             dev.dispatch_port_event(PortEvent::Err);
-            dev.data().link_downed.fetch_add(1, Relaxed);
+            dev.data().count(Counter::LinkDowned);
             pr_info!("{}: set down\n", dev.name().to_str().unwrap_or("?"));
         }
     }
+}
+
+/// The hardware counters, in the C driver's order (`rxe_hw_counters.h`); names in
+/// [`RxeDev::COUNTER_NAMES`]. Only `LinkDowned` moves until the data path exists.
+#[allow(dead_code)]
+#[derive(Clone, Copy)]
+enum Counter {
+    SentPkts,
+    RcvdPkts,
+    DupReq,
+    OutOfSeqReq,
+    RcvRnr,
+    SndRnr,
+    RcvSeqErr,
+    SenderSched,
+    RetryExceeded,
+    RnrRetryExceeded,
+    CompRetry,
+    SendErr,
+    LinkDowned,
+    RdmaSend,
+    RdmaRecv,
+    SentBytes,
+    RcvdBytes,
+}
+
+impl Counter {
+    const COUNT: usize = Counter::RcvdBytes as usize + 1;
 }
 
 /// `rdma link add NAME type rxe netdev NETDEV` (`rxe_newlink`).
@@ -136,8 +168,16 @@ pub(crate) fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
     }
     let tunnel = TunnelUser::acquire::<RxeReceiver>(netdev)?;
     let guid = params::eui64_from_mac(netdev.hw_addr_or_random());
-    let info = DeviceInfo { node_desc: c"rxe", node_guid: guid };
-    device::register(ibdev_name, netdev, &info, RxeDev::new(guid, netdev.mtu(), tunnel))
+    let info = DeviceInfo {
+        node_desc: c"rxe",
+        node_guid: guid,
+    };
+    device::register(
+        ibdev_name,
+        netdev,
+        &info,
+        RxeDev::new(guid, netdev.mtu(), tunnel),
+    )
 }
 
 impl DeviceOps for RxeDev {
@@ -205,7 +245,9 @@ impl DeviceOps for RxeDev {
         }
         if mask & IB_DEVICE_MODIFY_SYS_IMAGE_GUID != 0 {
             // ib_device_modify carries the GUID in host order; attributes keep it big-endian.
-            dev.data().sys_image_guid.store(attr.sys_image_guid.to_be(), Relaxed);
+            dev.data()
+                .sys_image_guid
+                .store(attr.sys_image_guid.to_be(), Relaxed);
         }
         if mask & IB_DEVICE_MODIFY_NODE_DESC != 0 {
             dev.set_node_desc(&attr.node_desc);
@@ -223,7 +265,8 @@ impl DeviceOps for RxeDev {
         }
         let rxe = dev.data();
         rxe.port_cap_flags.fetch_or(attr.set_port_cap_mask, Relaxed);
-        rxe.port_cap_flags.fetch_and(!attr.clr_port_cap_mask, Relaxed);
+        rxe.port_cap_flags
+            .fetch_and(!attr.clr_port_cap_mask, Relaxed);
         if mask & IB_PORT_RESET_QKEY_CNTR != 0 {
             rxe.qkey_viol_cntr.store(0, Relaxed);
         }
@@ -256,6 +299,32 @@ impl DeviceOps for RxeDev {
         Ok(())
     }
 
+    const COUNTER_NAMES: &'static [&'static CStr] = &[
+        c"sent_pkts",
+        c"rcvd_pkts",
+        c"duplicate_request",
+        c"out_of_seq_request",
+        c"rcvd_rnr_err",
+        c"send_rnr_err",
+        c"rcvd_seq_err",
+        c"ack_deferred",
+        c"retry_exceeded_err",
+        c"retry_rnr_exceeded_err",
+        c"completer_retry_err",
+        c"send_err",
+        c"link_downed",
+        c"rdma_sends",
+        c"rdma_recvs",
+        c"sent_bytes",
+        c"rcvd_bytes",
+    ];
+
+    fn read_counters(dev: &Device<Self>, values: &mut [u64]) {
+        for (value, counter) in values.iter_mut().zip(&dev.data().counters) {
+            *value = counter.load(Relaxed);
+        }
+    }
+
     fn alloc_ucontext(dev: &Device<Self>) -> Result<()> {
         dev.data().ucontexts.try_get().then_some(()).ok_or(EINVAL)
     }
@@ -278,7 +347,9 @@ pub(crate) struct RxeNetdevListener;
 
 impl NetdevListener for RxeNetdevListener {
     fn event(event: NetdevEvent, netdev: &NetDev) {
-        let Some(dev) = DeviceRef::<RxeDev>::from_netdev(netdev) else { return };
+        let Some(dev) = DeviceRef::<RxeDev>::from_netdev(netdev) else {
+            return;
+        };
         match event {
             NetdevEvent::Unregister => {
                 dev.unregister_queued();
@@ -287,7 +358,7 @@ impl NetdevListener for RxeNetdevListener {
             NetdevEvent::ChangeMtu => dev.data().set_mtu(netdev.mtu()),
             NetdevEvent::Down | NetdevEvent::Change => {
                 if !netdev.port_active() {
-                    dev.data().link_downed.fetch_add(1, Relaxed);
+                    dev.data().count(Counter::LinkDowned);
                 }
             }
             NetdevEvent::Other(_) => {}

@@ -21,6 +21,13 @@ expect "rdma link add on a dummy netdev (down)" rdma link add rxed type rxe netd
 expect "  port is DOWN while d0 is down" test "$(port_field rxed state)" = PORT_DOWN
 ip link set d0 up
 expect "  port is ACTIVE once d0 is up" test "$(port_field rxed state)" = PORT_ACTIVE
+stat() { rdma statistic show link "$1/1" | tr ' ' '\n' | awk -v k="$2" 'prev==k{print; exit} {prev=$0}'; }
+names="sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_rnr_err send_rnr_err rcvd_seq_err ack_deferred retry_exceeded_err retry_rnr_exceeded_err completer_retry_err send_err link_downed rdma_sends rdma_recvs sent_bytes rcvd_bytes"
+expect "  rdma statistic show lists the 17 counters of the C driver, in order" test \
+	"$(rdma statistic show link rxed/1 | awk 'NR>1{printf "%s ", $1}')" = "$names "
+before=$(stat rxed link_downed)
+ip link set d0 down; ip link set d0 up
+expect "  link_downed counts d0 going down ($before -> $(stat rxed link_downed))" test "$(stat rxed link_downed)" -gt "${before:-0}"
 ip link set d0 mtu 4200
 expect "  active_mtu follows the netdev MTU (4200 -> 4096)" test "$(port_field rxed active_mtu)" = 4096
 ip link set d0 mtu 1100

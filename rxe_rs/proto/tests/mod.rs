@@ -10,5 +10,7 @@ mod params;
 mod pcap;
 mod props;
 mod psn;
+mod qp_state;
+mod queue;
 mod reference;
 mod vectors;
