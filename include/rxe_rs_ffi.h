@@ -40,6 +40,16 @@ struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
 				      int (*encap_rcv)(struct sock *sk, struct sk_buff *skb));
 void rxe_rs_udp_tunnel_close(struct socket *sock);
 
+/* Queue buffers shared with user space (rxe_queue.c, rxe_mmap.c). */
+void *rxe_rs_vmalloc_user(unsigned long size);
+void rxe_rs_vfree(void *addr);
+int rxe_rs_remap_vmalloc_range(struct vm_area_struct *vma, void *addr);
+unsigned long rxe_rs_vma_offset(const struct vm_area_struct *vma);
+unsigned long rxe_rs_vma_size(const struct vm_area_struct *vma);
+int rxe_rs_ib_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
+struct ib_ucontext *rxe_rs_udata_context(struct uverbs_attr_bundle *attrs);
+unsigned int rxe_rs_cache_line_size(void);
+
 /* sk_buff: static inlines. */
 void rxe_rs_kfree_skb(struct sk_buff *skb);
 

@@ -5,6 +5,10 @@
  */
 #include <linux/if_vlan.h>
 #include <linux/etherdevice.h>
+#include <linux/vmalloc.h>
+#include <linux/mm.h>
+#include <linux/cache.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/ib_verbs.h>
 #include "rxe_rs_ffi.h"
 
@@ -100,4 +104,44 @@ void rxe_rs_udp_tunnel_close(struct socket *sock)
 void rxe_rs_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
+}
+
+void *rxe_rs_vmalloc_user(unsigned long size)
+{
+	return vmalloc_user(size);
+}
+
+void rxe_rs_vfree(void *addr)
+{
+	vfree(addr);
+}
+
+int rxe_rs_remap_vmalloc_range(struct vm_area_struct *vma, void *addr)
+{
+	return remap_vmalloc_range(vma, addr, 0);
+}
+
+unsigned long rxe_rs_vma_offset(const struct vm_area_struct *vma)
+{
+	return vma->vm_pgoff << PAGE_SHIFT;
+}
+
+unsigned long rxe_rs_vma_size(const struct vm_area_struct *vma)
+{
+	return vma->vm_end - vma->vm_start;
+}
+
+int rxe_rs_ib_copy_to_udata(struct ib_udata *udata, const void *src, size_t len)
+{
+	return ib_copy_to_udata(udata, (void *)src, len);
+}
+
+struct ib_ucontext *rxe_rs_udata_context(struct uverbs_attr_bundle *attrs)
+{
+	return attrs->context;
+}
+
+unsigned int rxe_rs_cache_line_size(void)
+{
+	return cache_line_size();
 }

@@ -8,7 +8,10 @@
 //! Objects ib_core allocates for us (ucontext, PD) embed their `ib_*` struct first, with the
 //! driver's part after it ([`Object`]); their sizes go into `ib_device_ops.size_ib_*`.
 
-use super::netdev::{NetDev, NetDevRef};
+use super::{
+    netdev::{NetDev, NetDevRef},
+    uqueue::{MmapTable, UserReq},
+};
 use crate::ffi;
 use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
 use kernel::{error::from_result, prelude::*, types::Opaque};
@@ -39,6 +42,8 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     type Ucontext: Send + Sync;
     /// Per protection domain data.
     type Pd: Send + Sync;
+    /// Per completion queue data.
+    type Cq: Send + Sync;
 
     /// `ib_device_ops.driver_id`.
     const DRIVER_ID: ffi::rdma_driver_id;
@@ -75,6 +80,27 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn alloc_pd(dev: &Device<Self>) -> Result<Self::Pd>;
     /// `dealloc_pd`; the data is dropped after it.
     fn dealloc_pd(dev: &Device<Self>, pd: &Self::Pd);
+
+    /// `create_cq`: the data and the CQ size to report (`ib_cq.cqe`). `user` is there for a
+    /// user-space CQ.
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInit,
+        user: Option<UserReq>,
+    ) -> Result<(Self::Cq, u32)>;
+    /// `destroy_cq`; on success the data is dropped after it.
+    fn destroy_cq(dev: &Device<Self>, cq: &Self::Cq) -> Result;
+    /// `req_notify_cq`: arms the CQ with `flags` (`IB_CQ_*`); true when completions may have
+    /// been missed (asked for with `IB_CQ_REPORT_MISSED_EVENTS`).
+    fn req_notify_cq(dev: &Device<Self>, cq: &Self::Cq, flags: u32) -> Result<bool>;
+}
+
+/// `struct ib_cq_init_attr`.
+pub(crate) struct CqInit {
+    /// Completions asked for. (`comp_vector` is checked by ib_uverbs; rxe ignores it.)
+    pub(crate) cqe: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*`.
+    pub(crate) flags: u32,
 }
 
 /// Static description of a device, set before registration.
@@ -92,6 +118,8 @@ pub(crate) struct Device<T> {
     data: T,
     /// The counter descriptors ib_core's stats point to; they live as long as the device.
     stat_descs: StatDescs,
+    /// Offsets at which user contexts map their queues.
+    mmaps: MmapTable,
 }
 
 /// `rdma_stat_desc`s naming the driver's counters.
@@ -233,6 +261,7 @@ pub(crate) fn register<T: DeviceOps>(
     // SAFETY: `init_net` is the kernel's initial namespace, always valid; ib_core allocates a
     // zeroed block of the requested size with an initialised `ib_device` at its start.
     let stat_descs = StatDescs::new(T::COUNTER_NAMES)?;
+    let mmaps = MmapTable::new()?;
     let ib = unsafe { ffi::_ib_alloc_device(size_of::<Device<T>>(), addr_of_mut!(ffi::init_net)) };
     if ib.is_null() {
         return Err(ENOMEM);
@@ -243,6 +272,7 @@ pub(crate) fn register<T: DeviceOps>(
     unsafe {
         addr_of_mut!((*dev).data).write(data);
         addr_of_mut!((*dev).stat_descs).write(stat_descs);
+        addr_of_mut!((*dev).mmaps).write(mmaps);
     }
 
     let ops = ops::<T>();
@@ -260,6 +290,9 @@ pub(crate) fn register<T: DeviceOps>(
         d.num_comp_vectors = ffi::rxe_rs_num_possible_cpus() as i32;
         d.local_dma_lkey = 0;
         d.node_guid = u64::from_ne_bytes(info.node_guid);
+        // ib_uverbs leaves REQ_NOTIFY_CQ (user CQs are polled in user space, but armed here)
+        // out of its default command mask.
+        d.uverbs_cmd_mask |= 1u64 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
         ffi::rxe_rs_ib_mark_name_assigned_by_user(ib);
         ffi::ib_set_device_ops(ib, &ops);
         let mut ret = ffi::ib_device_set_netdev(ib, netdev.as_raw(), 1);
@@ -316,6 +349,11 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         dealloc_pd: Some(dealloc_pd::<T>),
         alloc_hw_port_stats: Some(alloc_hw_port_stats::<T>),
         get_hw_stats: Some(get_hw_stats::<T>),
+        mmap: Some(mmap::<T>),
+        create_cq: Some(create_cq::<T>),
+        destroy_cq: Some(destroy_cq::<T>),
+        req_notify_cq: Some(req_notify_cq::<T>),
+        size_ib_cq: size_of::<Object<ffi::ib_cq, T::Cq>>(),
         size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
         size_ib_pd: size_of::<Object<ffi::ib_pd, T::Pd>>(),
         ..Default::default()
@@ -331,6 +369,7 @@ unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ib: *mut ffi::ib_device) {
         let dev = ib.cast::<Device<T>>();
         core::ptr::drop_in_place(addr_of_mut!((*dev).data));
         core::ptr::drop_in_place(addr_of_mut!((*dev).stat_descs));
+        core::ptr::drop_in_place(addr_of_mut!((*dev).mmaps));
     }
 }
 
@@ -522,4 +561,68 @@ unsafe extern "C" fn dealloc_pd<T: DeviceOps>(
         core::ptr::drop_in_place(addr_of_mut!((*obj).data));
     }
     0
+}
+
+unsafe extern "C" fn mmap<T: DeviceOps>(
+    uc: *mut ffi::ib_ucontext,
+    vma: *mut ffi::vm_area_struct,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_uverbs passes the caller's ucontext of one of our devices and its VMA.
+    from_result(|| unsafe {
+        let dev = Device::<T>::from_raw((*uc).device);
+        dev.mmaps.mmap(uc, vma).map(|()| 0)
+    })
+}
+
+unsafe extern "C" fn create_cq<T: DeviceOps>(
+    ibcq: *mut ffi::ib_cq,
+    attr: *const ffi::ib_cq_init_attr,
+    attrs: *mut ffi::uverbs_attr_bundle,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_core allocated `size_ib_cq` zeroed bytes for an `Object` on one of our devices;
+    // `attr` is valid; `attrs` is NULL for kernel callers, else the uverbs bundle, whose first
+    // member is the driver's udata.
+    from_result(|| unsafe {
+        let dev = Device::<T>::from_raw((*ibcq).device);
+        let obj = ibcq.cast::<Object<ffi::ib_cq, T::Cq>>();
+        let init = CqInit {
+            cqe: (*attr).cqe,
+            flags: (*attr).flags,
+        };
+        let user = if attrs.is_null() {
+            None
+        } else {
+            UserReq::new(attrs.cast(), ffi::rxe_rs_udata_context(attrs), &dev.mmaps)
+        };
+        let (data, cqe) = T::create_cq(dev, &init, user)?;
+        addr_of_mut!((*obj).data).write(data);
+        (*ibcq).cqe = cqe as i32;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn destroy_cq<T: DeviceOps>(
+    ibcq: *mut ffi::ib_cq,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_cq` succeeded for this object, so its data is initialised; on success
+    // this is the last call for it.
+    from_result(|| unsafe {
+        let obj = ibcq.cast::<Object<ffi::ib_cq, T::Cq>>();
+        T::destroy_cq(Device::<T>::from_raw((*ibcq).device), &(*obj).data)?;
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn req_notify_cq<T: DeviceOps>(
+    ibcq: *mut ffi::ib_cq,
+    flags: ffi::ib_cq_notify_flags,
+) -> kernel::ffi::c_int {
+    // SAFETY: the CQ was created by `create_cq`, so its data is initialised.
+    from_result(|| unsafe {
+        let obj = ibcq.cast::<Object<ffi::ib_cq, T::Cq>>();
+        let missed = T::req_notify_cq(Device::<T>::from_raw((*ibcq).device), &(*obj).data, flags)?;
+        Ok(i32::from(missed))
+    })
 }

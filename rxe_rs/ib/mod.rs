@@ -6,11 +6,14 @@
 pub(crate) mod device;
 pub(crate) mod link;
 pub(crate) mod netdev;
+pub(crate) mod uqueue;
 
 /// ib_core constants the driver uses, under the names of `include/rdma/ib_verbs.h`.
 pub(crate) mod consts {
     pub(crate) use crate::ffi::{
         ib_atomic_cap_IB_ATOMIC_HCA as IB_ATOMIC_HCA,
+        ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS as IB_CQ_REPORT_MISSED_EVENTS,
+        ib_cq_notify_flags_IB_CQ_SOLICITED_MASK as IB_CQ_SOLICITED_MASK,
         ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE as IB_DEVICE_ATOMIC_WRITE,
         ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG as IB_DEVICE_AUTO_PATH_MIG,
         ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR as IB_DEVICE_BAD_PKEY_CNTR,

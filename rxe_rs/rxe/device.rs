@@ -6,16 +6,18 @@
 use crate::ib::{
     consts::*,
     device::{
-        self, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef, PortAttr,
+        self, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef, PortAttr,
         PortEvent, PortImmutable, PortModify,
     },
     netdev::{NetDev, NetdevEvent, NetdevListener},
+    uqueue::UserReq,
 };
 use crate::net::{
     skb::SkBuff,
     tunnel::{PacketReceiver, TunnelUser},
 };
 use crate::proto::params::{self, IbMtu, ObjectCount};
+use crate::rxe::cq::RxeCq;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
@@ -33,6 +35,7 @@ pub(crate) struct RxeDev {
     counters: [AtomicU64; Counter::COUNT],
     ucontexts: ObjectCount,
     pds: ObjectCount,
+    cqs: ObjectCount,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
 }
@@ -47,6 +50,7 @@ impl RxeDev {
             counters: [const { AtomicU64::new(0) }; Counter::COUNT],
             ucontexts: ObjectCount::new(params::MAX_UCONTEXT),
             pds: ObjectCount::new(params::MAX_PD),
+            cqs: ObjectCount::new(params::MAX_CQ),
             tunnel,
         }
     }
@@ -183,6 +187,7 @@ pub(crate) fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
 impl DeviceOps for RxeDev {
     type Ucontext = ();
     type Pd = ();
+    type Cq = RxeCq;
 
     const DRIVER_ID: u32 = RDMA_DRIVER_RXE;
     const UVERBS_ABI_VERSION: u32 = params::UVERBS_ABI_VERSION;
@@ -339,6 +344,24 @@ impl DeviceOps for RxeDev {
 
     fn dealloc_pd(dev: &Device<Self>, _pd: &()) {
         dev.data().pds.put();
+    }
+
+    fn create_cq(dev: &Device<Self>, attr: &CqInit, user: Option<UserReq>) -> Result<(RxeCq, u32)> {
+        let cqs = &dev.data().cqs;
+        if !cqs.try_get() {
+            return Err(EINVAL);
+        }
+        RxeCq::create(attr, user).inspect_err(|_| cqs.put())
+    }
+
+    fn destroy_cq(dev: &Device<Self>, _cq: &RxeCq) -> Result {
+        // No QP can hold a CQ yet (the C driver refuses while `num_wq != 0`).
+        dev.data().cqs.put();
+        Ok(())
+    }
+
+    fn req_notify_cq(_dev: &Device<Self>, cq: &RxeCq, flags: u32) -> Result<bool> {
+        Ok(cq.req_notify(flags))
     }
 }
 

@@ -3,4 +3,5 @@
 //! The rxe driver proper: what an rxe device is and does, on top of the safe `ib` layer.
 //! No `unsafe` and no raw bindings here.
 
+pub(crate) mod cq;
 pub(crate) mod device;

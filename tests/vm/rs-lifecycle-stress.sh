@@ -6,19 +6,24 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cycles=${1:-1000} links=${2:-20}
 expect "rdma link add rxe0" rdma link add rxe0 type rxe netdev eth0
-expect "$cycles x (open device, alloc PD, dealloc PD, close device)" python3 - "$cycles" <<'PY'
+expect "$cycles x (open device, 4 PDs, 3 CQs (mmaped by librxe), destroy all, close)" python3 - "$cycles" <<'PY'
 import sys
 from pyverbs.device import Context
 from pyverbs.pd import PD
+from pyverbs.cq import CQ
 n = int(sys.argv[1])
 for i in range(n):
     with Context(name='rxe0') as ctx:
         pds = [PD(ctx) for _ in range(4)]
+        cqs = [CQ(ctx, c) for c in (1, 100, 4000)]
+        for cq in cqs:
+            cq.req_notify()
+            cq.close()
         for pd in pds:
             pd.close()
 # Objects left open when the context closes are cleaned up by ib_core + the driver.
 ctx = Context(name='rxe0')
-leftover = [PD(ctx) for _ in range(16)]
+leftover = [PD(ctx) for _ in range(16)] + [CQ(ctx, 1000) for _ in range(16)]
 ctx.close()
 print("ok", n)
 PY
