@@ -9,6 +9,8 @@
 #include <linux/mm.h>
 #include <linux/cache.h>
 #include <rdma/uverbs_ioctl.h>
+#include <rdma/ib_umem.h>
+#include <linux/random.h>
 #include <rdma/ib_verbs.h>
 #include "rxe_rs_ffi.h"
 
@@ -144,4 +146,14 @@ struct ib_ucontext *rxe_rs_udata_context(struct uverbs_attr_bundle *attrs)
 unsigned int rxe_rs_cache_line_size(void)
 {
 	return cache_line_size();
+}
+
+struct ib_umem *rxe_rs_ib_umem_get(struct ib_device *ibdev, u64 start, u64 length, int access)
+{
+	return ib_umem_get_va(ibdev, start, length, access);
+}
+
+u8 rxe_rs_get_random_u8(void)
+{
+	return get_random_u8();
 }

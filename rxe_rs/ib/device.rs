@@ -44,6 +44,8 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     type Pd: Send + Sync;
     /// Per completion queue data.
     type Cq: Send + Sync;
+    /// Per memory region data.
+    type Mr: Send + Sync;
 
     /// `ib_device_ops.driver_id`.
     const DRIVER_ID: ffi::rdma_driver_id;
@@ -93,6 +95,58 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     /// `req_notify_cq`: arms the CQ with `flags` (`IB_CQ_*`); true when completions may have
     /// been missed (asked for with `IB_CQ_REPORT_MISSED_EVENTS`).
     fn req_notify_cq(dev: &Device<Self>, cq: &Self::Cq, flags: u32) -> Result<bool>;
+
+    /// `get_dma_mr` (kernel users): the data and its key (lkey = rkey).
+    fn get_dma_mr(dev: &Device<Self>, access: i32) -> Result<(Self::Mr, u32)>;
+    /// `reg_user_mr`: the data and its key (lkey = rkey).
+    fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(Self::Mr, u32)>;
+    /// `dereg_mr`; on success the data is dropped after it.
+    fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+}
+
+/// The arguments of `reg_user_mr`.
+pub(crate) struct UserMrReq {
+    /// Start of the user buffer.
+    pub(crate) start: u64,
+    /// Its length.
+    pub(crate) length: u64,
+    /// `IB_ACCESS_*`.
+    pub(crate) access: i32,
+    /// A DMA handle was given (`ib_dmah`): not supported by a soft device.
+    pub(crate) has_dmah: bool,
+}
+
+/// Pinned user memory (`struct ib_umem`), released on drop.
+pub(crate) struct Umem(core::ptr::NonNull<ffi::ib_umem>);
+
+// SAFETY: an umem is a plain description of pinned pages, released from any context that may
+// sleep.
+unsafe impl Send for Umem {}
+// SAFETY: shared references only read it.
+unsafe impl Sync for Umem {}
+
+impl Umem {
+    /// Pins `req`'s user buffer (`ib_umem_get_va`): `EFAULT` and friends for bad ranges.
+    pub(crate) fn get<T: DeviceOps>(dev: &Device<T>, req: &UserMrReq) -> Result<Self> {
+        // SAFETY: `dev` is valid; ib_umem_get_va checks the range against the caller's mm.
+        let umem = kernel::error::from_err_ptr(unsafe {
+            ffi::rxe_rs_ib_umem_get(dev.as_raw(), req.start, req.length, req.access)
+        })?;
+        core::ptr::NonNull::new(umem).map(Self).ok_or(EINVAL)
+    }
+}
+
+impl Drop for Umem {
+    fn drop(&mut self) {
+        // SAFETY: we own the umem.
+        unsafe { ffi::ib_umem_release(self.0.as_ptr()) };
+    }
+}
+
+/// A random byte, the variable part of MR and MW keys.
+pub(crate) fn random_u8() -> u8 {
+    // SAFETY: no preconditions.
+    unsafe { ffi::rxe_rs_get_random_u8() }
 }
 
 /// `struct ib_cq_init_attr`.
@@ -354,6 +408,9 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         destroy_cq: Some(destroy_cq::<T>),
         req_notify_cq: Some(req_notify_cq::<T>),
         size_ib_cq: size_of::<Object<ffi::ib_cq, T::Cq>>(),
+        get_dma_mr: Some(get_dma_mr::<T>),
+        reg_user_mr: Some(reg_user_mr::<T>),
+        dereg_mr: Some(dereg_mr::<T>),
         size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
         size_ib_pd: size_of::<Object<ffi::ib_pd, T::Pd>>(),
         ..Default::default()
@@ -624,5 +681,81 @@ unsafe extern "C" fn req_notify_cq<T: DeviceOps>(
         let obj = ibcq.cast::<Object<ffi::ib_cq, T::Cq>>();
         let missed = T::req_notify_cq(Device::<T>::from_raw((*ibcq).device), &(*obj).data, flags)?;
         Ok(i32::from(missed))
+    })
+}
+
+/// MRs are allocated by the driver (ib_core has no `size_ib_mr`): an `Object` in a `KBox`.
+type MrObject<T> = Object<ffi::ib_mr, <T as DeviceOps>::Mr>;
+
+fn new_mr<T: DeviceOps>((data, key): (T::Mr, u32)) -> Result<*mut ffi::ib_mr> {
+    let obj = KBox::new(
+        MrObject::<T> {
+            raw: Opaque::uninit(),
+            data,
+        },
+        GFP_KERNEL,
+    )?;
+    let raw = KBox::into_raw(obj).cast::<ffi::ib_mr>();
+    // SAFETY: `raw` is our fresh allocation; ib_core fills in the rest of `ib_mr` after we
+    // return, we give it a zeroed one with the keys set.
+    unsafe {
+        raw.write(ffi::ib_mr {
+            lkey: key,
+            rkey: key,
+            page_size: 4096,
+            ..Default::default()
+        });
+    }
+    Ok(raw)
+}
+
+fn mr_result(r: Result<*mut ffi::ib_mr>) -> *mut ffi::ib_mr {
+    match r {
+        Ok(mr) => mr,
+        Err(e) => e.to_ptr(),
+    }
+}
+
+unsafe extern "C" fn get_dma_mr<T: DeviceOps>(
+    pd: *mut ffi::ib_pd,
+    access: kernel::ffi::c_int,
+) -> *mut ffi::ib_mr {
+    // SAFETY: `pd` is a PD of one of our devices.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    mr_result(T::get_dma_mr(dev, access).and_then(new_mr::<T>))
+}
+
+unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
+    pd: *mut ffi::ib_pd,
+    start: u64,
+    length: u64,
+    _virt_addr: u64,
+    access: kernel::ffi::c_int,
+    dmah: *mut ffi::ib_dmah,
+    _udata: *mut ffi::ib_udata,
+) -> *mut ffi::ib_mr {
+    // SAFETY: `pd` is a PD of one of our devices.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    let req = UserMrReq {
+        start,
+        length,
+        access,
+        has_dmah: !dmah.is_null(),
+    };
+    mr_result(T::reg_user_mr(dev, &req).and_then(new_mr::<T>))
+}
+
+unsafe extern "C" fn dereg_mr<T: DeviceOps>(
+    mr: *mut ffi::ib_mr,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `mr` came from `new_mr` (a `KBox<MrObject<T>>`); on success this is its last use.
+    // Nothing looks MRs up without holding ib_core's reference yet; once the data path does
+    // (under RCU, as the C driver), this free must become RCU-deferred.
+    from_result(|| unsafe {
+        let obj = mr.cast::<MrObject<T>>();
+        T::dereg_mr(Device::<T>::from_raw((*mr).device), &(*obj).data)?;
+        drop(KBox::from_raw(obj));
+        Ok(0)
     })
 }

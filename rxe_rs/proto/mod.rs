@@ -19,6 +19,7 @@
 
 pub mod hdr;
 pub mod icrc;
+pub mod index;
 pub mod opcode;
 pub mod packet;
 pub mod params;

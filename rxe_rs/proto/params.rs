@@ -183,3 +183,9 @@ impl ObjectCount {
         self.live.load(core::sync::atomic::Ordering::Relaxed)
     }
 }
+
+/// `IB_ACCESS_ON_DEMAND`: on-demand paging, which rxe-rs does not implement yet.
+pub const ACCESS_ON_DEMAND: u32 = 1 << 6;
+/// `RXE_ACCESS_SUPPORTED_MR`: local write, remote read/write/atomic, MW bind, on-demand,
+/// flush global/persistent, and the optional bits.
+pub const ACCESS_SUPPORTED_MR: u32 = 0x3ff0_035f;

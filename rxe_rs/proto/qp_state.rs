@@ -154,7 +154,7 @@ pub const IB_QP_ATTR_STANDARD_BITS: u32 = (1 << 21) - 1;
 
 /// `RXE_ACCESS_SUPPORTED_QP`: the `qp_access_flags` bits rxe accepts (local write, remote
 /// write / read / atomic, MW bind, on demand, flush global / persistent, the optional range).
-pub const ACCESS_SUPPORTED_QP: u32 = 0x3ff0_035f;
+pub const ACCESS_SUPPORTED_QP: u32 = crate::proto::params::ACCESS_SUPPORTED_MR;
 
 /// The number of rxe's only port (`rdma_start_port` = `rdma_end_port` = 1).
 pub const PORT_NUM: u32 = 1;

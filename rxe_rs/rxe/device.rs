@@ -7,7 +7,7 @@ use crate::ib::{
     consts::*,
     device::{
         self, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef, PortAttr,
-        PortEvent, PortImmutable, PortModify,
+        PortEvent, PortImmutable, PortModify, UserMrReq,
     },
     netdev::{NetDev, NetdevEvent, NetdevListener},
     uqueue::UserReq,
@@ -17,7 +17,10 @@ use crate::net::{
     tunnel::{PacketReceiver, TunnelUser},
 };
 use crate::proto::params::{self, IbMtu, ObjectCount};
-use crate::rxe::cq::RxeCq;
+use crate::rxe::{
+    cq::RxeCq,
+    mr::{self, MrPool, RxeMr},
+};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
@@ -36,13 +39,15 @@ pub(crate) struct RxeDev {
     ucontexts: ObjectCount,
     pds: ObjectCount,
     cqs: ObjectCount,
+    mrs: ObjectCount,
+    mr_pool: MrPool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
 }
 
 impl RxeDev {
-    fn new(guid: [u8; 8], mtu: u32, tunnel: TunnelUser) -> Self {
-        Self {
+    fn new(guid: [u8; 8], mtu: u32, tunnel: TunnelUser) -> Result<Self> {
+        Ok(Self {
             sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
             active_mtu: AtomicU32::new(IbMtu::for_eth_mtu(mtu) as u32),
             port_cap_flags: AtomicU32::new(IB_PORT_CM_SUP),
@@ -51,8 +56,14 @@ impl RxeDev {
             ucontexts: ObjectCount::new(params::MAX_UCONTEXT),
             pds: ObjectCount::new(params::MAX_PD),
             cqs: ObjectCount::new(params::MAX_CQ),
+            mrs: ObjectCount::new(params::MAX_MR),
+            mr_pool: mr::new_pool()?,
             tunnel,
-        }
+        })
+    }
+
+    pub(crate) fn mr_pool(&self) -> &MrPool {
+        &self.mr_pool
     }
 
     /// The device attributes of `rxe_init_device_param`, but for `sys_image_guid`.
@@ -180,7 +191,7 @@ pub(crate) fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
         ibdev_name,
         netdev,
         &info,
-        RxeDev::new(guid, netdev.mtu(), tunnel),
+        RxeDev::new(guid, netdev.mtu(), tunnel)?,
     )
 }
 
@@ -188,6 +199,7 @@ impl DeviceOps for RxeDev {
     type Ucontext = ();
     type Pd = ();
     type Cq = RxeCq;
+    type Mr = RxeMr;
 
     const DRIVER_ID: u32 = RDMA_DRIVER_RXE;
     const UVERBS_ABI_VERSION: u32 = params::UVERBS_ABI_VERSION;
@@ -347,11 +359,7 @@ impl DeviceOps for RxeDev {
     }
 
     fn create_cq(dev: &Device<Self>, attr: &CqInit, user: Option<UserReq>) -> Result<(RxeCq, u32)> {
-        let cqs = &dev.data().cqs;
-        if !cqs.try_get() {
-            return Err(EINVAL);
-        }
-        RxeCq::create(attr, user).inspect_err(|_| cqs.put())
+        with_count(&dev.data().cqs, || RxeCq::create(attr, user))
     }
 
     fn destroy_cq(dev: &Device<Self>, _cq: &RxeCq) -> Result {
@@ -363,6 +371,29 @@ impl DeviceOps for RxeDev {
     fn req_notify_cq(_dev: &Device<Self>, cq: &RxeCq, flags: u32) -> Result<bool> {
         Ok(cq.req_notify(flags))
     }
+
+    fn get_dma_mr(dev: &Device<Self>, _access: i32) -> Result<(RxeMr, u32)> {
+        with_count(&dev.data().mrs, || RxeMr::dma(dev))
+    }
+
+    fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(RxeMr, u32)> {
+        with_count(&dev.data().mrs, || RxeMr::user(dev, req))
+    }
+
+    fn dereg_mr(dev: &Device<Self>, _mr: &RxeMr) -> Result {
+        // No memory window can be bound to an MR yet (the C driver refuses while bound).
+        dev.data().mrs.put();
+        Ok(())
+    }
+}
+
+/// Creates an object under a bounded count: `EINVAL` past the maximum (`rxe_add_to_pool`),
+/// the slot given back if creation fails.
+fn with_count<T>(count: &ObjectCount, create: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !count.try_get() {
+        return Err(EINVAL);
+    }
+    create().inspect_err(|_| count.put())
 }
 
 /// Netdev events for devices of ours (`rxe_notify`).

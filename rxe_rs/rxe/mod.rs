@@ -5,3 +5,4 @@
 
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod mr;

@@ -5,6 +5,7 @@
 
 mod hdr;
 mod icrc;
+mod index;
 mod opcode;
 mod params;
 mod pcap;
