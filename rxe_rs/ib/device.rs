@@ -46,6 +46,8 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     type Cq: Send + Sync;
     /// Per memory region data.
     type Mr: Send + Sync;
+    /// Per memory window data.
+    type Mw: Send + Sync;
 
     /// `ib_device_ops.driver_id`.
     const DRIVER_ID: ffi::rdma_driver_id;
@@ -102,6 +104,11 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(Self::Mr, u32)>;
     /// `dereg_mr`; on success the data is dropped after it.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
+
+    /// `alloc_mw`: the data and the window's rkey.
+    fn alloc_mw(dev: &Device<Self>) -> Result<(Self::Mw, u32)>;
+    /// `dealloc_mw`; the data is dropped after it.
+    fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
 }
 
 /// The arguments of `reg_user_mr`.
@@ -411,6 +418,9 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         get_dma_mr: Some(get_dma_mr::<T>),
         reg_user_mr: Some(reg_user_mr::<T>),
         dereg_mr: Some(dereg_mr::<T>),
+        alloc_mw: Some(alloc_mw::<T>),
+        dealloc_mw: Some(dealloc_mw::<T>),
+        size_ib_mw: size_of::<Object<ffi::ib_mw, T::Mw>>(),
         size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
         size_ib_pd: size_of::<Object<ffi::ib_pd, T::Pd>>(),
         ..Default::default()
@@ -758,4 +768,28 @@ unsafe extern "C" fn dereg_mr<T: DeviceOps>(
         drop(KBox::from_raw(obj));
         Ok(0)
     })
+}
+
+unsafe extern "C" fn alloc_mw<T: DeviceOps>(
+    mw: *mut ffi::ib_mw,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_core allocated `size_ib_mw` zeroed bytes for an `Object` on one of our devices.
+    from_result(|| unsafe {
+        let obj = mw.cast::<Object<ffi::ib_mw, T::Mw>>();
+        let (data, rkey) = T::alloc_mw(Device::<T>::from_raw((*mw).device))?;
+        addr_of_mut!((*obj).data).write(data);
+        (*mw).rkey = rkey;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_mw<T: DeviceOps>(mw: *mut ffi::ib_mw) -> kernel::ffi::c_int {
+    // SAFETY: `alloc_mw` succeeded for this object; this is the last call for it.
+    unsafe {
+        let obj = mw.cast::<Object<ffi::ib_mw, T::Mw>>();
+        T::dealloc_mw(Device::<T>::from_raw((*mw).device), &(*obj).data);
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+    }
+    0
 }

@@ -72,6 +72,8 @@ pub const MAX_MR_INDEX: u32 = DEFAULT_MAX_VALUE >> 1;
 pub const MAX_MR: u32 = MAX_MR_INDEX - MIN_MR_INDEX;
 /// `RXE_MIN_MW_INDEX`.
 pub const MIN_MW_INDEX: u32 = MAX_MR_INDEX + 1;
+/// `RXE_MAX_MW_INDEX`.
+pub const MAX_MW_INDEX: u32 = DEFAULT_MAX_VALUE;
 /// `RXE_MAX_MW`.
 pub const MAX_MW: u32 = DEFAULT_MAX_VALUE - MIN_MW_INDEX;
 

@@ -19,7 +19,8 @@ use crate::net::{
 use crate::proto::params::{self, IbMtu, ObjectCount};
 use crate::rxe::{
     cq::RxeCq,
-    mr::{self, MrPool, RxeMr},
+    mr::{RxeMr, RxeMw},
+    pool::IndexPool,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
@@ -40,7 +41,9 @@ pub(crate) struct RxeDev {
     pds: ObjectCount,
     cqs: ObjectCount,
     mrs: ObjectCount,
-    mr_pool: MrPool,
+    mws: ObjectCount,
+    mr_pool: IndexPool,
+    mw_pool: IndexPool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
 }
@@ -57,13 +60,19 @@ impl RxeDev {
             pds: ObjectCount::new(params::MAX_PD),
             cqs: ObjectCount::new(params::MAX_CQ),
             mrs: ObjectCount::new(params::MAX_MR),
-            mr_pool: mr::new_pool()?,
+            mws: ObjectCount::new(params::MAX_MW),
+            mr_pool: IndexPool::new(params::MIN_MR_INDEX, params::MAX_MR_INDEX)?,
+            mw_pool: IndexPool::new(params::MIN_MW_INDEX, params::MAX_MW_INDEX)?,
             tunnel,
         })
     }
 
-    pub(crate) fn mr_pool(&self) -> &MrPool {
+    pub(crate) fn mr_pool(&self) -> &IndexPool {
         &self.mr_pool
+    }
+
+    pub(crate) fn mw_pool(&self) -> &IndexPool {
+        &self.mw_pool
     }
 
     /// The device attributes of `rxe_init_device_param`, but for `sys_image_guid`.
@@ -200,6 +209,7 @@ impl DeviceOps for RxeDev {
     type Pd = ();
     type Cq = RxeCq;
     type Mr = RxeMr;
+    type Mw = RxeMw;
 
     const DRIVER_ID: u32 = RDMA_DRIVER_RXE;
     const UVERBS_ABI_VERSION: u32 = params::UVERBS_ABI_VERSION;
@@ -384,6 +394,14 @@ impl DeviceOps for RxeDev {
         // No memory window can be bound to an MR yet (the C driver refuses while bound).
         dev.data().mrs.put();
         Ok(())
+    }
+
+    fn alloc_mw(dev: &Device<Self>) -> Result<(RxeMw, u32)> {
+        with_count(&dev.data().mws, || RxeMw::new(dev))
+    }
+
+    fn dealloc_mw(dev: &Device<Self>, _mw: &RxeMw) {
+        dev.data().mws.put();
     }
 }
 
