@@ -50,6 +50,9 @@ int rxe_rs_ib_copy_to_udata(struct ib_udata *udata, const void *src, size_t len)
 struct ib_ucontext *rxe_rs_udata_context(struct uverbs_attr_bundle *attrs);
 unsigned int rxe_rs_cache_line_size(void);
 
+/* Address handles. */
+int rxe_rs_gid_attr_network_type(const struct ib_gid_attr *attr);
+
 /* Memory regions. */
 struct ib_umem *rxe_rs_ib_umem_get(struct ib_device *ibdev, u64 start, u64 length, int access);
 u8 rxe_rs_get_random_u8(void);

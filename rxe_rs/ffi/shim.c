@@ -157,3 +157,8 @@ u8 rxe_rs_get_random_u8(void)
 {
 	return get_random_u8();
 }
+
+int rxe_rs_gid_attr_network_type(const struct ib_gid_attr *attr)
+{
+	return rdma_gid_attr_network_type(attr);
+}

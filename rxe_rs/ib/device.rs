@@ -13,6 +13,7 @@ use super::{
     uqueue::{MmapTable, UserReq},
 };
 use crate::ffi;
+use crate::proto::av::GlobalRoute;
 use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
 use kernel::{error::from_result, prelude::*, types::Opaque};
 
@@ -48,6 +49,8 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     type Mr: Send + Sync;
     /// Per memory window data.
     type Mw: Send + Sync;
+    /// Per address handle data.
+    type Ah: Send + Sync;
 
     /// `ib_device_ops.driver_id`.
     const DRIVER_ID: ffi::rdma_driver_id;
@@ -109,6 +112,25 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn alloc_mw(dev: &Device<Self>) -> Result<(Self::Mw, u32)>;
     /// `dealloc_mw`; the data is dropped after it.
     fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
+
+    /// `create_ah` / `create_user_ah`. May be called in atomic context (no
+    /// `RDMA_CREATE_AH_SLEEPABLE`): must not sleep or allocate with `GFP_KERNEL`.
+    fn create_ah(dev: &Device<Self>, attr: &AhInit, user: Option<UserReq>) -> Result<Self::Ah>;
+    /// `query_ah`: port and global route.
+    fn query_ah(dev: &Device<Self>, ah: &Self::Ah) -> (u32, GlobalRoute);
+    /// `destroy_ah`; the data is dropped after it.
+    fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
+}
+
+/// The attributes of `create_ah` (`rdma_ah_init_attr`), RoCE view.
+pub(crate) struct AhInit {
+    /// `ah_flags & IB_AH_GRH`: the global route, the source GID and its network type
+    /// (`RDMA_NETWORK_*`). Always present for RoCE.
+    pub(crate) grh: Option<(GlobalRoute, [u8; 16], u32)>,
+    /// Port number.
+    pub(crate) port_num: u32,
+    /// Destination MAC.
+    pub(crate) dmac: [u8; 6],
 }
 
 /// The arguments of `reg_user_mr`.
@@ -421,6 +443,11 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         alloc_mw: Some(alloc_mw::<T>),
         dealloc_mw: Some(dealloc_mw::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, T::Mw>>(),
+        create_ah: Some(create_ah::<T>),
+        create_user_ah: Some(create_ah::<T>),
+        query_ah: Some(query_ah::<T>),
+        destroy_ah: Some(destroy_ah::<T>),
+        size_ib_ah: size_of::<Object<ffi::ib_ah, T::Ah>>(),
         size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, T::Ucontext>>(),
         size_ib_pd: size_of::<Object<ffi::ib_pd, T::Pd>>(),
         ..Default::default()
@@ -789,6 +816,83 @@ unsafe extern "C" fn dealloc_mw<T: DeviceOps>(mw: *mut ffi::ib_mw) -> kernel::ff
     unsafe {
         let obj = mw.cast::<Object<ffi::ib_mw, T::Mw>>();
         T::dealloc_mw(Device::<T>::from_raw((*mw).device), &(*obj).data);
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+    }
+    0
+}
+
+unsafe extern "C" fn create_ah<T: DeviceOps>(
+    ah: *mut ffi::ib_ah,
+    init: *mut ffi::rdma_ah_init_attr,
+    udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_core allocated `size_ib_ah` zeroed bytes for an `Object` on one of our devices;
+    // `init` and its `ah_attr` are valid, and so is `sgid_attr` when the GRH flag is set.
+    from_result(|| unsafe {
+        let dev = Device::<T>::from_raw((*ah).device);
+        let attr = &*(*init).ah_attr;
+        let grh = if u32::from(attr.ah_flags) & ffi::ib_ah_flags_IB_AH_GRH != 0 {
+            let g = &attr.grh;
+            let sgid_attr = g.sgid_attr;
+            if sgid_attr.is_null() {
+                return Err(EINVAL);
+            }
+            let route = GlobalRoute {
+                dgid: *g.dgid.raw.as_ref(),
+                flow_label: g.flow_label,
+                sgid_index: g.sgid_index,
+                hop_limit: g.hop_limit,
+                traffic_class: g.traffic_class,
+            };
+            let network_type = ffi::rxe_rs_gid_attr_network_type(sgid_attr) as u32;
+            Some((route, *(*sgid_attr).gid.raw.as_ref(), network_type))
+        } else {
+            None
+        };
+        let init = AhInit {
+            grh,
+            port_num: attr.port_num,
+            dmac: attr.__bindgen_anon_1.roce.as_ref().dmac,
+        };
+        let user = UserReq::new(udata, core::ptr::null_mut(), &dev.mmaps);
+        let data = T::create_ah(dev, &init, user)?;
+        addr_of_mut!((*ah.cast::<Object<ffi::ib_ah, T::Ah>>()).data).write(data);
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn query_ah<T: DeviceOps>(
+    ah: *mut ffi::ib_ah,
+    attr: *mut ffi::rdma_ah_attr,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_ah` succeeded for this object; `attr` is valid and ours to fill.
+    unsafe {
+        let obj = ah.cast::<Object<ffi::ib_ah, T::Ah>>();
+        let (port_num, route) = T::query_ah(Device::<T>::from_raw((*ah).device), &(*obj).data);
+        attr.write(ffi::rdma_ah_attr {
+            type_: ffi::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE,
+            ah_flags: ffi::ib_ah_flags_IB_AH_GRH as u8,
+            port_num,
+            ..Default::default()
+        });
+        let grh = &mut (*attr).grh;
+        *grh.dgid.raw.as_mut() = route.dgid;
+        grh.flow_label = route.flow_label;
+        grh.sgid_index = route.sgid_index;
+        grh.hop_limit = route.hop_limit;
+        grh.traffic_class = route.traffic_class;
+    }
+    0
+}
+
+unsafe extern "C" fn destroy_ah<T: DeviceOps>(
+    ah: *mut ffi::ib_ah,
+    _flags: u32,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_ah` succeeded for this object; this is the last call for it.
+    unsafe {
+        let obj = ah.cast::<Object<ffi::ib_ah, T::Ah>>();
+        T::destroy_ah(Device::<T>::from_raw((*ah).device), &(*obj).data);
         core::ptr::drop_in_place(addr_of_mut!((*obj).data));
     }
     0

@@ -204,7 +204,8 @@ pub(crate) struct UserReq {
 impl UserReq {
     /// # Safety
     ///
-    /// `udata` is valid for the duration of the verb, and `context` is the caller's ucontext.
+    /// `udata` is valid for the duration of the verb, and `context` is the caller's ucontext
+    /// (null for verbs that offer nothing to mmap).
     pub(crate) unsafe fn new(
         udata: *mut ffi::ib_udata,
         context: *mut ffi::ib_ucontext,

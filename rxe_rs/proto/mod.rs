@@ -17,6 +17,7 @@
 //! and no panics on anything that came off the wire: parsers take `&[u8]` and
 //! return [`Result`] or [`Option`].
 
+pub mod av;
 pub mod hdr;
 pub mod icrc;
 pub mod index;

@@ -44,6 +44,8 @@ pub const MAX_MCAST_QP_ATTACH: u32 = 56;
 pub const MAX_TOT_MCAST_QP_ATTACH: u32 = 0x70000;
 /// `RXE_MAX_AH`.
 pub const MAX_AH: u32 = (1 << 15) - 1;
+/// `RXE_MIN_AH_INDEX`: AH numbers start at 1 (0 means "no number" to user space).
+pub const MIN_AH_INDEX: u32 = 1;
 /// `RXE_MAX_SRQ_WR`.
 pub const MAX_SRQ_WR: u32 = DEFAULT_MAX_VALUE;
 /// `RXE_MAX_SRQ_SGE`.

@@ -6,8 +6,8 @@
 use crate::ib::{
     consts::*,
     device::{
-        self, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef, PortAttr,
-        PortEvent, PortImmutable, PortModify, UserMrReq,
+        self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
+        PortAttr, PortEvent, PortImmutable, PortModify, UserMrReq,
     },
     netdev::{NetDev, NetdevEvent, NetdevListener},
     uqueue::UserReq,
@@ -16,8 +16,10 @@ use crate::net::{
     skb::SkBuff,
     tunnel::{PacketReceiver, TunnelUser},
 };
+use crate::proto::av::GlobalRoute;
 use crate::proto::params::{self, IbMtu, ObjectCount};
 use crate::rxe::{
+    ah::RxeAh,
     cq::RxeCq,
     mr::{RxeMr, RxeMw},
     pool::IndexPool,
@@ -44,6 +46,7 @@ pub(crate) struct RxeDev {
     mws: ObjectCount,
     mr_pool: IndexPool,
     mw_pool: IndexPool,
+    ah_pool: IndexPool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
 }
@@ -63,6 +66,7 @@ impl RxeDev {
             mws: ObjectCount::new(params::MAX_MW),
             mr_pool: IndexPool::new(params::MIN_MR_INDEX, params::MAX_MR_INDEX)?,
             mw_pool: IndexPool::new(params::MIN_MW_INDEX, params::MAX_MW_INDEX)?,
+            ah_pool: IndexPool::new(params::MIN_AH_INDEX, params::MAX_AH)?,
             tunnel,
         })
     }
@@ -73,6 +77,10 @@ impl RxeDev {
 
     pub(crate) fn mw_pool(&self) -> &IndexPool {
         &self.mw_pool
+    }
+
+    pub(crate) fn ah_pool(&self) -> &IndexPool {
+        &self.ah_pool
     }
 
     /// The device attributes of `rxe_init_device_param`, but for `sys_image_guid`.
@@ -210,6 +218,7 @@ impl DeviceOps for RxeDev {
     type Cq = RxeCq;
     type Mr = RxeMr;
     type Mw = RxeMw;
+    type Ah = RxeAh;
 
     const DRIVER_ID: u32 = RDMA_DRIVER_RXE;
     const UVERBS_ABI_VERSION: u32 = params::UVERBS_ABI_VERSION;
@@ -403,6 +412,17 @@ impl DeviceOps for RxeDev {
     fn dealloc_mw(dev: &Device<Self>, _mw: &RxeMw) {
         dev.data().mws.put();
     }
+
+    fn create_ah(dev: &Device<Self>, attr: &AhInit, user: Option<UserReq>) -> Result<RxeAh> {
+        // The AH pool's range is its bound (`RXE_MAX_AH`): no separate count needed.
+        RxeAh::create(dev.data(), attr, user)
+    }
+
+    fn query_ah(_dev: &Device<Self>, ah: &RxeAh) -> (u32, GlobalRoute) {
+        ah.query()
+    }
+
+    fn destroy_ah(_dev: &Device<Self>, _ah: &RxeAh) {}
 }
 
 /// Creates an object under a bounded count: `EINVAL` past the maximum (`rxe_add_to_pool`),

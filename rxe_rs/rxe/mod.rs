@@ -3,6 +3,7 @@
 //! The rxe driver proper: what an rxe device is and does, on top of the safe `ib` layer.
 //! No `unsafe` and no raw bindings here.
 
+pub(crate) mod ah;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod mr;

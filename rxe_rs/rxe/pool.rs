@@ -6,9 +6,9 @@
 use crate::ib::device::random_u8;
 use crate::proto::index::IndexAllocator;
 use kernel::{
-    new_mutex,
+    new_spinlock,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{Arc, SpinLock},
 };
 
 struct Indices {
@@ -16,9 +16,10 @@ struct Indices {
     bits: KVec<u64>,
 }
 
-/// A pool of indices `min..=max`, shared by the objects holding them.
+/// A pool of indices `min..=max`, shared by the objects holding them. A spinlock, and no
+/// allocation after creation: address handles are created in atomic context too.
 #[derive(Clone)]
-pub(crate) struct IndexPool(Arc<Mutex<Indices>>);
+pub(crate) struct IndexPool(Arc<SpinLock<Indices>>);
 
 impl IndexPool {
     pub(crate) fn new(min: u32, max: u32) -> Result<Self> {
@@ -26,7 +27,7 @@ impl IndexPool {
         let mut bits = KVec::with_capacity(alloc.words(), GFP_KERNEL)?;
         bits.resize(alloc.words(), 0, GFP_KERNEL)?;
         Ok(Self(Arc::pin_init(
-            new_mutex!(Indices { alloc, bits }),
+            new_spinlock!(Indices { alloc, bits }),
             GFP_KERNEL,
         )?))
     }
@@ -52,6 +53,11 @@ pub(crate) struct PoolIndex {
 }
 
 impl PoolIndex {
+    /// The index itself (AH number, QPN…).
+    pub(crate) fn get(&self) -> u32 {
+        self.index
+    }
+
     /// A fresh key on this index: `index << 8 | random byte` (`rxe_mr_init`, `rxe_alloc_mw`).
     pub(crate) fn new_key(&self) -> u32 {
         (self.index << 8) | u32::from(random_u8())

@@ -3,6 +3,7 @@
 //! Host tests of the protocol core: against the C driver's captured packets,
 //! against a straight-from-the-spec ICRC, and as property tests.
 
+mod av;
 mod hdr;
 mod icrc;
 mod index;
