@@ -8,12 +8,13 @@
 //! Objects ib_core allocates for us (ucontext, PD) embed their `ib_*` struct first, with the
 //! driver's part after it ([`Object`]); their sizes go into `ib_device_ops.size_ib_*`.
 
+use super::qp::{QpAttrs, QpInit};
 use super::{
     netdev::{NetDev, NetDevRef},
     uqueue::{MmapTable, UserReq},
 };
 use crate::ffi;
-use crate::proto::av::GlobalRoute;
+use crate::proto::{av::GlobalRoute, qp_state::QpCap};
 use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
 use kernel::{error::from_result, prelude::*, types::Opaque};
 
@@ -112,6 +113,21 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn alloc_mw(dev: &Device<Self>) -> Result<(Self::Mw, u32)>;
     /// `dealloc_mw`; the data is dropped after it.
     fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
+
+    /// Per queue pair data.
+    type Qp: Send + Sync;
+    /// `create_qp`: the data and the QP number; `init.cap` is updated to what was made.
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut QpInit,
+        user: Option<UserReq>,
+    ) -> Result<(Self::Qp, u32)>;
+    /// `modify_qp`.
+    fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &QpAttrs, mask: u32) -> Result;
+    /// `query_qp`: the current attributes and capabilities.
+    fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> (QpAttrs, QpCap);
+    /// `destroy_qp`; on success the data is dropped after it.
+    fn destroy_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result;
 
     /// `create_ah` / `create_user_ah`. May be called in atomic context (no
     /// `RDMA_CREATE_AH_SLEEPABLE`): must not sleep or allocate with `GFP_KERNEL`.
@@ -242,7 +258,7 @@ impl<T: DeviceOps> Device<T> {
     /// # Safety
     ///
     /// `ib` is the `ib_device` of a `Device<T>` whose data is initialised, valid for `'a`.
-    unsafe fn from_raw<'a>(ib: *mut ffi::ib_device) -> &'a Self {
+    pub(super) unsafe fn from_raw<'a>(ib: *mut ffi::ib_device) -> &'a Self {
         // SAFETY: `ib` is the first field of the `repr(C)` `Device<T>` (per the caller).
         unsafe { &*ib.cast::<Self>() }
     }
@@ -252,6 +268,11 @@ impl<T: DeviceOps> Device<T> {
         // SAFETY: `name` is a NUL-terminated array inside the device, valid while it is;
         // ib_core serialises renames against ops.
         unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
+    }
+
+    /// The device's mmap offsets.
+    pub(super) fn mmaps(&self) -> &MmapTable {
+        &self.mmaps
     }
 
     /// The net device of port 1, referenced.
@@ -329,9 +350,9 @@ impl<T: DeviceOps> Drop for DeviceRef<T> {
 
 /// An object ib_core allocates for the driver: `ib_*` struct first, the driver's data after.
 #[repr(C)]
-struct Object<R, D> {
-    raw: Opaque<R>,
-    data: D,
+pub(super) struct Object<R, D> {
+    pub(super) raw: Opaque<R>,
+    pub(super) data: D,
 }
 
 /// Allocates, sets up and registers a device named `name` over `netdev`.
@@ -443,6 +464,11 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         alloc_mw: Some(alloc_mw::<T>),
         dealloc_mw: Some(dealloc_mw::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, T::Mw>>(),
+        create_qp: Some(super::qp::create_qp::<T>),
+        modify_qp: Some(super::qp::modify_qp::<T>),
+        query_qp: Some(super::qp::query_qp::<T>),
+        destroy_qp: Some(super::qp::destroy_qp::<T>),
+        size_ib_qp: size_of::<Object<ffi::ib_qp, T::Qp>>(),
         create_ah: Some(create_ah::<T>),
         create_user_ah: Some(create_ah::<T>),
         query_ah: Some(query_ah::<T>),
@@ -830,30 +856,7 @@ unsafe extern "C" fn create_ah<T: DeviceOps>(
     // `init` and its `ah_attr` are valid, and so is `sgid_attr` when the GRH flag is set.
     from_result(|| unsafe {
         let dev = Device::<T>::from_raw((*ah).device);
-        let attr = &*(*init).ah_attr;
-        let grh = if u32::from(attr.ah_flags) & ffi::ib_ah_flags_IB_AH_GRH != 0 {
-            let g = &attr.grh;
-            let sgid_attr = g.sgid_attr;
-            if sgid_attr.is_null() {
-                return Err(EINVAL);
-            }
-            let route = GlobalRoute {
-                dgid: *g.dgid.raw.as_ref(),
-                flow_label: g.flow_label,
-                sgid_index: g.sgid_index,
-                hop_limit: g.hop_limit,
-                traffic_class: g.traffic_class,
-            };
-            let network_type = ffi::rxe_rs_gid_attr_network_type(sgid_attr) as u32;
-            Some((route, *(*sgid_attr).gid.raw.as_ref(), network_type))
-        } else {
-            None
-        };
-        let init = AhInit {
-            grh,
-            port_num: attr.port_num,
-            dmac: attr.__bindgen_anon_1.roce.as_ref().dmac,
-        };
+        let init = parse_ah_attr(&*(*init).ah_attr)?;
         let user = UserReq::new(udata, core::ptr::null_mut(), &dev.mmaps);
         let data = T::create_ah(dev, &init, user)?;
         addr_of_mut!((*ah.cast::<Object<ffi::ib_ah, T::Ah>>()).data).write(data);
@@ -869,18 +872,7 @@ unsafe extern "C" fn query_ah<T: DeviceOps>(
     unsafe {
         let obj = ah.cast::<Object<ffi::ib_ah, T::Ah>>();
         let (port_num, route) = T::query_ah(Device::<T>::from_raw((*ah).device), &(*obj).data);
-        attr.write(ffi::rdma_ah_attr {
-            type_: ffi::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE,
-            ah_flags: ffi::ib_ah_flags_IB_AH_GRH as u8,
-            port_num,
-            ..Default::default()
-        });
-        let grh = &mut (*attr).grh;
-        *grh.dgid.raw.as_mut() = route.dgid;
-        grh.flow_label = route.flow_label;
-        grh.sgid_index = route.sgid_index;
-        grh.hop_limit = route.hop_limit;
-        grh.traffic_class = route.traffic_class;
+        write_ah_attr(&mut *attr, port_num, &route);
     }
     0
 }
@@ -896,4 +888,61 @@ unsafe extern "C" fn destroy_ah<T: DeviceOps>(
         core::ptr::drop_in_place(addr_of_mut!((*obj).data));
     }
     0
+}
+
+/// Reads the RoCE view of an `rdma_ah_attr` (AH creation, `IB_QP_AV`).
+///
+/// # Safety
+///
+/// `attr.grh.sgid_attr` is valid (or null) when `IB_AH_GRH` is set, as ib_core guarantees for
+/// the attributes it hands to drivers.
+pub(super) unsafe fn parse_ah_attr(attr: &ffi::rdma_ah_attr) -> Result<AhInit> {
+    let grh = if u32::from(attr.ah_flags) & ffi::ib_ah_flags_IB_AH_GRH != 0 {
+        let g = &attr.grh;
+        let sgid_attr = g.sgid_attr;
+        if sgid_attr.is_null() {
+            return Err(EINVAL);
+        }
+        let route = GlobalRoute {
+            // SAFETY: plain unions of bytes.
+            dgid: unsafe { *g.dgid.raw.as_ref() },
+            flow_label: g.flow_label,
+            sgid_index: g.sgid_index,
+            hop_limit: g.hop_limit,
+            traffic_class: g.traffic_class,
+        };
+        // SAFETY: `sgid_attr` is valid per the caller.
+        let (sgid, network_type) = unsafe {
+            (
+                *(*sgid_attr).gid.raw.as_ref(),
+                ffi::rxe_rs_gid_attr_network_type(sgid_attr) as u32,
+            )
+        };
+        Some((route, sgid, network_type))
+    } else {
+        None
+    };
+    Ok(AhInit {
+        grh,
+        port_num: attr.port_num,
+        // SAFETY: the RoCE member of a plain union of byte arrays.
+        dmac: unsafe { attr.__bindgen_anon_1.roce.as_ref().dmac },
+    })
+}
+
+/// Writes the RoCE view back into an `rdma_ah_attr` (`rxe_av_to_attr`).
+pub(super) fn write_ah_attr(attr: &mut ffi::rdma_ah_attr, port_num: u32, route: &GlobalRoute) {
+    *attr = ffi::rdma_ah_attr {
+        type_: ffi::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE,
+        ah_flags: ffi::ib_ah_flags_IB_AH_GRH as u8,
+        port_num,
+        ..Default::default()
+    };
+    let grh = &mut attr.grh;
+    // SAFETY: plain union of bytes.
+    unsafe { *grh.dgid.raw.as_mut() = route.dgid };
+    grh.flow_label = route.flow_label;
+    grh.sgid_index = route.sgid_index;
+    grh.hop_limit = route.hop_limit;
+    grh.traffic_class = route.traffic_class;
 }

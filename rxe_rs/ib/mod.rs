@@ -6,6 +6,7 @@
 pub(crate) mod device;
 pub(crate) mod link;
 pub(crate) mod netdev;
+pub(crate) mod qp;
 pub(crate) mod uqueue;
 
 /// ib_core constants the driver uses, under the names of `include/rdma/ib_verbs.h`.

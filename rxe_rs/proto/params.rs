@@ -60,6 +60,8 @@ pub const LOCAL_CA_ACK_DELAY: u8 = 15;
 pub const MAX_UCONTEXT: u32 = DEFAULT_MAX_VALUE;
 /// `RXE_MIN_QP_INDEX`: QPNs below are reserved (0, 1 are SMI/GSI).
 pub const MIN_QP_INDEX: u32 = 16;
+/// `RXE_MAX_QP_INDEX`.
+pub const MAX_QP_INDEX: u32 = DEFAULT_MAX_VALUE;
 /// `RXE_MAX_QP`.
 pub const MAX_QP: u32 = DEFAULT_MAX_VALUE - MIN_QP_INDEX;
 /// `RXE_MIN_SRQ_INDEX`.

@@ -3,6 +3,7 @@
 //! An rxe device: one ib_device over one net device, with the C driver's attributes
 //! (`rxe.c`, `rxe_verbs.c`), created by `rdma link add` and removed with its netdev.
 
+use crate::ib::qp::{QpAttrs, QpInit};
 use crate::ib::{
     consts::*,
     device::{
@@ -16,15 +17,16 @@ use crate::net::{
     skb::SkBuff,
     tunnel::{PacketReceiver, TunnelUser},
 };
-use crate::proto::av::GlobalRoute;
 use crate::proto::params::{self, IbMtu, ObjectCount};
+use crate::proto::{av::GlobalRoute, qp_state::QpCap};
 use crate::rxe::{
     ah::RxeAh,
     cq::RxeCq,
     mr::{RxeMr, RxeMw},
     pool::IndexPool,
+    qp::RxeQp,
 };
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
 /// Per-device state (the C `struct rxe_dev`, minus what ib_core already holds).
@@ -47,6 +49,9 @@ pub(crate) struct RxeDev {
     mr_pool: IndexPool,
     mw_pool: IndexPool,
     ah_pool: IndexPool,
+    qp_pool: IndexPool,
+    /// The port's one GSI QP exists.
+    pub(crate) gsi_taken: AtomicBool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
 }
@@ -67,6 +72,8 @@ impl RxeDev {
             mr_pool: IndexPool::new(params::MIN_MR_INDEX, params::MAX_MR_INDEX)?,
             mw_pool: IndexPool::new(params::MIN_MW_INDEX, params::MAX_MW_INDEX)?,
             ah_pool: IndexPool::new(params::MIN_AH_INDEX, params::MAX_AH)?,
+            qp_pool: IndexPool::new(params::MIN_QP_INDEX, params::MAX_QP_INDEX)?,
+            gsi_taken: AtomicBool::new(false),
             tunnel,
         })
     }
@@ -81,6 +88,10 @@ impl RxeDev {
 
     pub(crate) fn ah_pool(&self) -> &IndexPool {
         &self.ah_pool
+    }
+
+    pub(crate) fn qp_pool(&self) -> &IndexPool {
+        &self.qp_pool
     }
 
     /// The device attributes of `rxe_init_device_param`, but for `sys_image_guid`.
@@ -219,6 +230,7 @@ impl DeviceOps for RxeDev {
     type Mr = RxeMr;
     type Mw = RxeMw;
     type Ah = RxeAh;
+    type Qp = RxeQp;
 
     const DRIVER_ID: u32 = RDMA_DRIVER_RXE;
     const UVERBS_ABI_VERSION: u32 = params::UVERBS_ABI_VERSION;
@@ -423,6 +435,28 @@ impl DeviceOps for RxeDev {
     }
 
     fn destroy_ah(_dev: &Device<Self>, _ah: &RxeAh) {}
+
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut QpInit,
+        user: Option<UserReq>,
+    ) -> Result<(RxeQp, u32)> {
+        RxeQp::create(dev, init, user)
+    }
+
+    fn modify_qp(_dev: &Device<Self>, qp: &RxeQp, attr: &QpAttrs, mask: u32) -> Result {
+        qp.modify(attr, mask)
+    }
+
+    fn query_qp(_dev: &Device<Self>, qp: &RxeQp) -> (QpAttrs, QpCap) {
+        qp.query()
+    }
+
+    fn destroy_qp(dev: &Device<Self>, qp: &RxeQp) -> Result {
+        // No multicast attach exists yet (the C driver refuses with EBUSY while attached).
+        qp.destroy(dev.data());
+        Ok(())
+    }
 }
 
 /// Creates an object under a bounded count: `EINVAL` past the maximum (`rxe_add_to_pool`),

@@ -8,3 +8,4 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod mr;
 pub(crate) mod pool;
+pub(crate) mod qp;

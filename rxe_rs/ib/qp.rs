@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pair verbs: `ib_qp_init_attr` and `ib_qp_attr` as plain Rust values, and the
+//! `create_qp` / `modify_qp` / `query_qp` / `destroy_qp` trampolines.
+
+use super::{
+    device::{parse_ah_attr, write_ah_attr, AhInit, Device, DeviceOps, Object},
+    uqueue::UserReq,
+};
+use crate::ffi;
+use crate::proto::{av::GlobalRoute, qp_state::QpCap};
+use core::ptr::addr_of_mut;
+use kernel::{error::from_result, prelude::*};
+
+/// What `create_qp` asks for (`struct ib_qp_init_attr`).
+pub(crate) struct QpInit {
+    /// `enum ib_qp_type`.
+    pub(crate) qp_type: u32,
+    /// `IB_QP_CREATE_*`.
+    pub(crate) create_flags: u32,
+    /// Both CQs given.
+    pub(crate) has_cqs: bool,
+    /// Receives come from an SRQ.
+    pub(crate) has_srq: bool,
+    /// Port (GSI QPs).
+    pub(crate) port_num: u32,
+    /// Capabilities asked for; the driver writes back what it made.
+    pub(crate) cap: QpCap,
+    /// `udata->inlen` (the C driver takes no input).
+    pub(crate) udata_inlen: usize,
+}
+
+/// The attributes of a QP (`struct ib_qp_attr`), the RoCE address vectors included.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct QpAttrs {
+    pub(crate) qp_state: u32,
+    pub(crate) cur_qp_state: u32,
+    pub(crate) path_mtu: u32,
+    pub(crate) path_mig_state: u32,
+    pub(crate) qkey: u32,
+    pub(crate) rq_psn: u32,
+    pub(crate) sq_psn: u32,
+    pub(crate) dest_qp_num: u32,
+    pub(crate) qp_access_flags: u32,
+    pub(crate) cap: QpCap,
+    /// Primary path: port, route (set with `IB_QP_AV`).
+    pub(crate) av: Option<QpAv>,
+    /// Alternate path (`IB_QP_ALT_PATH`).
+    pub(crate) alt_av: Option<QpAv>,
+    pub(crate) pkey_index: u16,
+    pub(crate) alt_pkey_index: u16,
+    pub(crate) en_sqd_async_notify: u8,
+    pub(crate) sq_draining: u8,
+    pub(crate) max_rd_atomic: u8,
+    pub(crate) max_dest_rd_atomic: u8,
+    pub(crate) min_rnr_timer: u8,
+    pub(crate) port_num: u32,
+    pub(crate) timeout: u8,
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+    pub(crate) alt_port_num: u32,
+    pub(crate) alt_timeout: u8,
+    pub(crate) rate_limit: u32,
+}
+
+/// A path: the address handle attributes of `IB_QP_AV` / `IB_QP_ALT_PATH`.
+#[derive(Clone, Copy)]
+pub(crate) struct QpAv {
+    /// Port.
+    pub(crate) port_num: u32,
+    /// Global route; the source GID and its network type; the destination MAC.
+    pub(crate) route: GlobalRoute,
+    pub(crate) sgid: [u8; 16],
+    pub(crate) network_type: u32,
+    pub(crate) dmac: [u8; 6],
+}
+
+impl QpAv {
+    fn from_init(init: AhInit) -> Option<Self> {
+        let (route, sgid, network_type) = init.grh?;
+        Some(Self {
+            port_num: init.port_num,
+            route,
+            sgid,
+            network_type,
+            dmac: init.dmac,
+        })
+    }
+}
+
+fn cap_from(c: &ffi::ib_qp_cap) -> QpCap {
+    QpCap {
+        max_send_wr: c.max_send_wr,
+        max_recv_wr: c.max_recv_wr,
+        max_send_sge: c.max_send_sge,
+        max_recv_sge: c.max_recv_sge,
+        max_inline_data: c.max_inline_data,
+    }
+}
+
+fn cap_to(c: &QpCap, out: &mut ffi::ib_qp_cap) {
+    out.max_send_wr = c.max_send_wr;
+    out.max_recv_wr = c.max_recv_wr;
+    out.max_send_sge = c.max_send_sge;
+    out.max_recv_sge = c.max_recv_sge;
+    out.max_inline_data = c.max_inline_data;
+}
+
+/// Reads an `ib_qp_attr`; the address vectors only when `mask` says they are set (their
+/// `sgid_attr` is only valid then).
+///
+/// # Safety
+///
+/// `a` comes from ib_core's modify_qp with this `mask`.
+unsafe fn attrs_from(a: &ffi::ib_qp_attr, mask: u32) -> Result<QpAttrs> {
+    use crate::proto::qp_state::{IB_QP_ALT_PATH, IB_QP_AV};
+    let av = if mask & IB_QP_AV != 0 {
+        // SAFETY: ib_core resolved `ah_attr`'s source GID for IB_QP_AV.
+        Some(QpAv::from_init(unsafe { parse_ah_attr(&a.ah_attr) }?).ok_or(EINVAL)?)
+    } else {
+        None
+    };
+    let alt_av = if mask & IB_QP_ALT_PATH != 0 {
+        // SAFETY: as above for IB_QP_ALT_PATH.
+        Some(QpAv::from_init(unsafe { parse_ah_attr(&a.alt_ah_attr) }?).ok_or(EINVAL)?)
+    } else {
+        None
+    };
+    Ok(QpAttrs {
+        qp_state: a.qp_state,
+        cur_qp_state: a.cur_qp_state,
+        path_mtu: a.path_mtu,
+        path_mig_state: a.path_mig_state,
+        qkey: a.qkey,
+        rq_psn: a.rq_psn,
+        sq_psn: a.sq_psn,
+        dest_qp_num: a.dest_qp_num,
+        qp_access_flags: a.qp_access_flags as u32,
+        cap: cap_from(&a.cap),
+        av,
+        alt_av,
+        pkey_index: a.pkey_index,
+        alt_pkey_index: a.alt_pkey_index,
+        en_sqd_async_notify: a.en_sqd_async_notify,
+        sq_draining: a.sq_draining,
+        max_rd_atomic: a.max_rd_atomic,
+        max_dest_rd_atomic: a.max_dest_rd_atomic,
+        min_rnr_timer: a.min_rnr_timer,
+        port_num: a.port_num,
+        timeout: a.timeout,
+        retry_cnt: a.retry_cnt,
+        rnr_retry: a.rnr_retry,
+        alt_port_num: a.alt_port_num,
+        alt_timeout: a.alt_timeout,
+        rate_limit: a.rate_limit,
+    })
+}
+
+fn attrs_to(s: &QpAttrs, a: &mut ffi::ib_qp_attr) {
+    a.qp_state = s.qp_state;
+    a.cur_qp_state = s.cur_qp_state;
+    a.path_mtu = s.path_mtu;
+    a.path_mig_state = s.path_mig_state;
+    a.qkey = s.qkey;
+    a.rq_psn = s.rq_psn;
+    a.sq_psn = s.sq_psn;
+    a.dest_qp_num = s.dest_qp_num;
+    a.qp_access_flags = s.qp_access_flags as i32;
+    cap_to(&s.cap, &mut a.cap);
+    if let Some(av) = &s.av {
+        write_ah_attr(&mut a.ah_attr, av.port_num, &av.route);
+    }
+    if let Some(av) = &s.alt_av {
+        write_ah_attr(&mut a.alt_ah_attr, av.port_num, &av.route);
+    }
+    a.pkey_index = s.pkey_index;
+    a.alt_pkey_index = s.alt_pkey_index;
+    a.en_sqd_async_notify = s.en_sqd_async_notify;
+    a.sq_draining = s.sq_draining;
+    a.max_rd_atomic = s.max_rd_atomic;
+    a.max_dest_rd_atomic = s.max_dest_rd_atomic;
+    a.min_rnr_timer = s.min_rnr_timer;
+    a.port_num = s.port_num;
+    a.timeout = s.timeout;
+    a.retry_cnt = s.retry_cnt;
+    a.rnr_retry = s.rnr_retry;
+    a.alt_port_num = s.alt_port_num;
+    a.alt_timeout = s.alt_timeout;
+    a.rate_limit = s.rate_limit;
+}
+
+type QpObject<T> = Object<ffi::ib_qp, <T as DeviceOps>::Qp>;
+
+pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    init: *mut ffi::ib_qp_init_attr,
+    udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_core allocated `size_ib_qp` zeroed bytes for an `Object` on one of our devices
+    // and passes a valid `init`; `udata` is null (kernel) or valid for the call; for user QPs the
+    // caller's ucontext is the one of the QP's PD.
+    from_result(|| unsafe {
+        let dev = Device::<T>::from_raw((*ibqp).device);
+        let i = &mut *init;
+        let mut req = QpInit {
+            qp_type: i.qp_type,
+            create_flags: i.create_flags,
+            has_cqs: !i.send_cq.is_null() && !i.recv_cq.is_null(),
+            has_srq: !i.srq.is_null(),
+            port_num: i.port_num,
+            cap: cap_from(&i.cap),
+            udata_inlen: if udata.is_null() { 0 } else { (*udata).inlen },
+        };
+        let pd = (*ibqp).pd;
+        let context = if pd.is_null() || (*pd).uobject.is_null() {
+            core::ptr::null_mut()
+        } else {
+            (*(*pd).uobject).context
+        };
+        let user = UserReq::new(udata, context, dev.mmaps());
+        let (data, qpn) = T::create_qp(dev, &mut req, user)?;
+        addr_of_mut!((*ibqp.cast::<QpObject<T>>()).data).write(data);
+        (*ibqp).qp_num = qpn;
+        cap_to(&req.cap, &mut i.cap);
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn modify_qp<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    attr: *mut ffi::ib_qp_attr,
+    mask: kernel::ffi::c_int,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_qp` succeeded for this QP; `attr` is valid with `mask`.
+    from_result(|| unsafe {
+        let mask = mask as u32;
+        let attrs = attrs_from(&*attr, mask)?;
+        let obj = ibqp.cast::<QpObject<T>>();
+        T::modify_qp(
+            Device::<T>::from_raw((*ibqp).device),
+            &(*obj).data,
+            &attrs,
+            mask,
+        )?;
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn query_qp<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    attr: *mut ffi::ib_qp_attr,
+    _mask: kernel::ffi::c_int,
+    init: *mut ffi::ib_qp_init_attr,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_qp` succeeded for this QP; `attr` and `init` are ours to fill.
+    unsafe {
+        let obj = ibqp.cast::<QpObject<T>>();
+        let (attrs, cap) = T::query_qp(Device::<T>::from_raw((*ibqp).device), &(*obj).data);
+        attr.write(Default::default());
+        attrs_to(&attrs, &mut *attr);
+        let i = &mut *init;
+        i.send_cq = (*ibqp).send_cq;
+        i.recv_cq = (*ibqp).recv_cq;
+        i.srq = (*ibqp).srq;
+        i.qp_type = (*ibqp).qp_type;
+        i.port_num = 1;
+        cap_to(&cap, &mut i.cap);
+    }
+    0
+}
+
+pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_qp` succeeded for this QP; on success this is the last call for it.
+    from_result(|| unsafe {
+        let obj = ibqp.cast::<QpObject<T>>();
+        T::destroy_qp(Device::<T>::from_raw((*ibqp).device), &(*obj).data)?;
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+        Ok(0)
+    })
+}
