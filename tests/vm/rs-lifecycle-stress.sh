@@ -43,6 +43,32 @@ leftover = [objects(ctx) for _ in range(8)]
 ctx.close()
 print("ok", n)
 PY
+# Processes killed in the middle of creating and destroying objects: the kernel must clean up
+# after them (ib_uverbs closes their contexts, the driver frees what they held).
+cat >/tmp/churn.py <<'PY'
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.mr import MR
+from pyverbs.qp import QP, QPInitAttr, QPCap
+import pyverbs.enums as e
+ctx = Context(name='rxe0')
+while True:
+    pd = PD(ctx)
+    cq = CQ(ctx, 256)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=QPCap(max_send_wr=16, max_recv_wr=16)))
+    if qp.qp_num % 2:
+        qp.close(); mr.close(); cq.close(); pd.close()
+PY
+for _ in 1 2 3 4 5; do
+	python3 /tmp/churn.py &
+	sleep 2
+	kill -9 $! 2>/dev/null
+	wait $! 2>/dev/null
+done
+res_left() { rdma resource show rxe0 | tr ' ' '\n' | awk 'prev ~ /^(pd|cq|qp|mr|ctx)$/ {s += $1} {prev=$0} END {print s+0}'; }
+expect "5 processes killed mid-churn left no objects behind ($(rdma resource show rxe0 | tr -s ' '))" test "$(res_left)" = 0
 expect "rdma link del rxe0" rdma link del rxe0
 ok=0
 for i in $(seq "$links"); do
