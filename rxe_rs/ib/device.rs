@@ -114,6 +114,28 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     /// `dealloc_mw`; the data is dropped after it.
     fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
 
+    /// Per shared receive queue data.
+    type Srq: Send + Sync;
+    /// `create_srq`: the data and the SRQ number; `attr.max_wr` is updated to what was made.
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &mut SrqAttr,
+        srq_type: u32,
+        user: Option<UserReq>,
+    ) -> Result<(Self::Srq, u32)>;
+    /// `modify_srq` with `IB_SRQ_*` `mask`; `udata_inlen` is the user command's length.
+    fn modify_srq(
+        dev: &Device<Self>,
+        srq: &Self::Srq,
+        attr: &SrqAttr,
+        mask: u32,
+        udata_inlen: Option<usize>,
+    ) -> Result;
+    /// `query_srq`.
+    fn query_srq(dev: &Device<Self>, srq: &Self::Srq) -> Result<SrqAttr>;
+    /// `destroy_srq`; the data is dropped after it.
+    fn destroy_srq(dev: &Device<Self>, srq: &Self::Srq);
+
     /// Per queue pair data.
     type Qp: Send + Sync;
     /// `create_qp`: the data and the QP number; `init.cap` is updated to what was made.
@@ -136,6 +158,17 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn query_ah(dev: &Device<Self>, ah: &Self::Ah) -> (u32, GlobalRoute);
     /// `destroy_ah`; the data is dropped after it.
     fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
+}
+
+/// `struct ib_srq_attr`.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct SrqAttr {
+    /// Receive WRs.
+    pub(crate) max_wr: u32,
+    /// SGEs per WR.
+    pub(crate) max_sge: u32,
+    /// Arm the limit event below this many WRs (0: disarmed).
+    pub(crate) srq_limit: u32,
 }
 
 /// The attributes of `create_ah` (`rdma_ah_init_attr`), RoCE view.
@@ -464,6 +497,11 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         alloc_mw: Some(alloc_mw::<T>),
         dealloc_mw: Some(dealloc_mw::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, T::Mw>>(),
+        create_srq: Some(create_srq::<T>),
+        modify_srq: Some(modify_srq::<T>),
+        query_srq: Some(query_srq::<T>),
+        destroy_srq: Some(destroy_srq::<T>),
+        size_ib_srq: size_of::<Object<ffi::ib_srq, T::Srq>>(),
         create_qp: Some(super::qp::create_qp::<T>),
         modify_qp: Some(super::qp::modify_qp::<T>),
         query_qp: Some(super::qp::query_qp::<T>),
@@ -945,4 +983,92 @@ pub(super) fn write_ah_attr(attr: &mut ffi::rdma_ah_attr, port_num: u32, route: 
     grh.sgid_index = route.sgid_index;
     grh.hop_limit = route.hop_limit;
     grh.traffic_class = route.traffic_class;
+}
+
+unsafe extern "C" fn create_srq<T: DeviceOps>(
+    srq: *mut ffi::ib_srq,
+    init: *mut ffi::ib_srq_init_attr,
+    udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: ib_core allocated `size_ib_srq` zeroed bytes for an `Object` on one of our
+    // devices, with its PD set; `init` is valid; `udata` is null or valid for the call.
+    from_result(|| unsafe {
+        let dev = Device::<T>::from_raw((*srq).device);
+        let i = &mut *init;
+        let mut attr = SrqAttr {
+            max_wr: i.attr.max_wr,
+            max_sge: i.attr.max_sge,
+            srq_limit: i.attr.srq_limit,
+        };
+        let pd = (*srq).pd;
+        let context = if pd.is_null() || (*pd).uobject.is_null() {
+            core::ptr::null_mut()
+        } else {
+            (*(*pd).uobject).context
+        };
+        let user = UserReq::new(udata, context, &dev.mmaps);
+        let (data, _srq_num) = T::create_srq(dev, &mut attr, i.srq_type, user)?;
+        addr_of_mut!((*srq.cast::<Object<ffi::ib_srq, T::Srq>>()).data).write(data);
+        i.attr.max_wr = attr.max_wr;
+        i.attr.max_sge = attr.max_sge;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn modify_srq<T: DeviceOps>(
+    srq: *mut ffi::ib_srq,
+    attr: *mut ffi::ib_srq_attr,
+    mask: ffi::ib_srq_attr_mask,
+    udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_srq` succeeded for this SRQ; `attr` is valid; `udata` null or valid.
+    from_result(|| unsafe {
+        let a = SrqAttr {
+            max_wr: (*attr).max_wr,
+            max_sge: (*attr).max_sge,
+            srq_limit: (*attr).srq_limit,
+        };
+        let inlen = if udata.is_null() {
+            None
+        } else {
+            Some((*udata).inlen)
+        };
+        let obj = srq.cast::<Object<ffi::ib_srq, T::Srq>>();
+        T::modify_srq(
+            Device::<T>::from_raw((*srq).device),
+            &(*obj).data,
+            &a,
+            mask,
+            inlen,
+        )?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn query_srq<T: DeviceOps>(
+    srq: *mut ffi::ib_srq,
+    attr: *mut ffi::ib_srq_attr,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_srq` succeeded for this SRQ; `attr` is ours to fill.
+    from_result(|| unsafe {
+        let obj = srq.cast::<Object<ffi::ib_srq, T::Srq>>();
+        let a = T::query_srq(Device::<T>::from_raw((*srq).device), &(*obj).data)?;
+        (*attr).max_wr = a.max_wr;
+        (*attr).max_sge = a.max_sge;
+        (*attr).srq_limit = a.srq_limit;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn destroy_srq<T: DeviceOps>(
+    srq: *mut ffi::ib_srq,
+    _udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_srq` succeeded for this SRQ; this is the last call for it.
+    unsafe {
+        let obj = srq.cast::<Object<ffi::ib_srq, T::Srq>>();
+        T::destroy_srq(Device::<T>::from_raw((*srq).device), &(*obj).data);
+        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+    }
+    0
 }

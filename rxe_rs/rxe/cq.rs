@@ -3,37 +3,27 @@
 //! Completion queues (`rxe_cq.c`, the CQ verbs of `rxe_verbs.c`): a ring of 72-byte CQEs in a
 //! buffer user space maps; rxe produces, the consumer (user space or a kernel ULP) consumes.
 
+use super::ring::Ring;
 use crate::ib::{
     consts::{IB_CQ_REPORT_MISSED_EVENTS, IB_CQ_SOLICITED_MASK},
     device::CqInit,
-    uqueue::{self, MmapOffer, QueueBuf, UserReq},
+    uqueue::UserReq,
 };
 use crate::proto::{
     params,
-    queue::{
-        Geometry, QueueType, RawIndex, CONSUMER_INDEX_OFFSET, CQE_SIZE, INDEX_MASK_OFFSET,
-        LOG2_ELEM_SIZE_OFFSET, PRODUCER_INDEX_OFFSET,
-    },
-    Errno,
+    queue::{QueueType, RawIndex, CONSUMER_INDEX_OFFSET, CQE_SIZE, PRODUCER_INDEX_OFFSET},
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 /// `struct rxe_create_cq_resp` (and `rxe_resize_cq_resp`): one `struct mminfo`.
 const CREATE_CQ_RESP_LEN: usize = 16;
 
 /// An rxe CQ.
 pub(crate) struct RxeCq {
-    geometry: Geometry,
-    buf: Arc<QueueBuf>,
+    ring: Ring,
     /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by `req_notify_cq`.
     notify: AtomicU32,
-    /// Keeps the buffer offered for mmap until user space maps it; `None` for kernel CQs.
-    _mmap: Option<MmapOffer>,
-}
-
-pub(crate) fn errno(e: Errno) -> Error {
-    Error::from_errno(e.to_errno())
 }
 
 impl RxeCq {
@@ -52,28 +42,16 @@ impl RxeCq {
         if attr.cqe > (1 << params::MAX_LOG_CQE) - 1 {
             return Err(EINVAL);
         }
-        let geometry =
-            Geometry::new(attr.cqe, CQE_SIZE, uqueue::cache_line_size()).map_err(errno)?;
-        let buf = QueueBuf::new(geometry.buf_size())?;
-        buf.store_release(LOG2_ELEM_SIZE_OFFSET, geometry.log2_elem_size());
-        buf.store_release(INDEX_MASK_OFFSET, geometry.index_mask());
-        let mmap = match &user {
-            Some(u) => {
-                let size = geometry.mmap_size(4096).ok_or(ENOMEM)?;
-                let (info, offer) = u.offer(&buf, size)?;
-                // A failed copy drops `offer`, which withdraws the buffer again.
-                u.respond(&info.to_bytes())?;
-                Some(offer)
-            }
-            None => None,
-        };
-        let cqe = geometry.capacity();
+        let (ring, info) = Ring::new(attr.cqe, CQE_SIZE, user.as_ref())?;
+        if let Some(u) = &user {
+            // A failed copy drops the ring, which withdraws its mmap offer.
+            u.respond(&info.to_bytes())?;
+        }
+        let cqe = ring.geometry().capacity();
         Ok((
             Self {
-                geometry,
-                buf,
+                ring,
                 notify: AtomicU32::new(0),
-                _mmap: mmap,
             },
             cqe,
         ))
@@ -87,13 +65,9 @@ impl RxeCq {
             return false;
         }
         // The consumer's view (`QUEUE_TYPE_TO_ULP`): its index as stored, ours with acquire.
-        let consumer = self
-            .geometry
-            .mask(RawIndex::new(self.buf.load_acquire(CONSUMER_INDEX_OFFSET)));
-        let producer = RawIndex::new(self.buf.load_acquire(PRODUCER_INDEX_OFFSET));
-        !self
-            .geometry
-            .ends(QueueType::ToUlp, consumer, producer)
-            .is_empty()
+        let (g, buf) = (self.ring.geometry(), self.ring.buf());
+        let consumer = g.mask(RawIndex::new(buf.load_acquire(CONSUMER_INDEX_OFFSET)));
+        let producer = RawIndex::new(buf.load_acquire(PRODUCER_INDEX_OFFSET));
+        !g.ends(QueueType::ToUlp, consumer, producer).is_empty()
     }
 }

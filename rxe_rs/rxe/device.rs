@@ -8,7 +8,7 @@ use crate::ib::{
     consts::*,
     device::{
         self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
-        PortAttr, PortEvent, PortImmutable, PortModify, UserMrReq,
+        PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
     },
     netdev::{NetDev, NetdevEvent, NetdevListener},
     uqueue::UserReq,
@@ -25,6 +25,7 @@ use crate::rxe::{
     mr::{RxeMr, RxeMw},
     pool::IndexPool,
     qp::RxeQp,
+    srq::RxeSrq,
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
@@ -50,6 +51,7 @@ pub(crate) struct RxeDev {
     mw_pool: IndexPool,
     ah_pool: IndexPool,
     qp_pool: IndexPool,
+    srq_pool: IndexPool,
     /// The port's one GSI QP exists.
     pub(crate) gsi_taken: AtomicBool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
@@ -73,6 +75,7 @@ impl RxeDev {
             mw_pool: IndexPool::new(params::MIN_MW_INDEX, params::MAX_MW_INDEX)?,
             ah_pool: IndexPool::new(params::MIN_AH_INDEX, params::MAX_AH)?,
             qp_pool: IndexPool::new(params::MIN_QP_INDEX, params::MAX_QP_INDEX)?,
+            srq_pool: IndexPool::new(params::MIN_SRQ_INDEX, params::MAX_SRQ_INDEX)?,
             gsi_taken: AtomicBool::new(false),
             tunnel,
         })
@@ -92,6 +95,10 @@ impl RxeDev {
 
     pub(crate) fn qp_pool(&self) -> &IndexPool {
         &self.qp_pool
+    }
+
+    pub(crate) fn srq_pool(&self) -> &IndexPool {
+        &self.srq_pool
     }
 
     /// The device attributes of `rxe_init_device_param`, but for `sys_image_guid`.
@@ -231,6 +238,7 @@ impl DeviceOps for RxeDev {
     type Mw = RxeMw;
     type Ah = RxeAh;
     type Qp = RxeQp;
+    type Srq = RxeSrq;
 
     const DRIVER_ID: u32 = RDMA_DRIVER_RXE;
     const UVERBS_ABI_VERSION: u32 = params::UVERBS_ABI_VERSION;
@@ -435,6 +443,31 @@ impl DeviceOps for RxeDev {
     }
 
     fn destroy_ah(_dev: &Device<Self>, _ah: &RxeAh) {}
+
+    fn create_srq(
+        dev: &Device<Self>,
+        attr: &mut SrqAttr,
+        srq_type: u32,
+        user: Option<UserReq>,
+    ) -> Result<(RxeSrq, u32)> {
+        RxeSrq::create(dev.data(), attr, srq_type, user)
+    }
+
+    fn modify_srq(
+        _dev: &Device<Self>,
+        srq: &RxeSrq,
+        attr: &SrqAttr,
+        mask: u32,
+        udata_inlen: Option<usize>,
+    ) -> Result {
+        srq.modify(attr, mask, udata_inlen)
+    }
+
+    fn query_srq(_dev: &Device<Self>, srq: &RxeSrq) -> Result<SrqAttr> {
+        Ok(srq.query())
+    }
+
+    fn destroy_srq(_dev: &Device<Self>, _srq: &RxeSrq) {}
 
     fn create_qp(
         dev: &Device<Self>,

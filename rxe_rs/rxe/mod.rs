@@ -9,3 +9,5 @@ pub(crate) mod device;
 pub(crate) mod mr;
 pub(crate) mod pool;
 pub(crate) mod qp;
+pub(crate) mod ring;
+pub(crate) mod srq;

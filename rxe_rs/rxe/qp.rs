@@ -4,63 +4,29 @@
 //! send and receive rings user space maps, the attribute checks and state table of
 //! `modify_qp`, and `query_qp`. Moving work through the rings is the data path's.
 
-use super::{cq::errno, device::RxeDev, pool::PoolIndex};
-use crate::ib::qp::QpAv;
+use super::{
+    device::RxeDev,
+    pool::PoolIndex,
+    ring::{errno, Ring},
+};
 use crate::ib::{
     device::Device,
-    qp::{QpAttrs, QpInit},
-    uqueue::{self, MmapInfo, MmapOffer, QueueBuf, UserReq},
+    qp::{QpAttrs, QpAv, QpInit},
+    uqueue::{MmapInfo, UserReq},
 };
 use crate::proto::{
     av::{AddressVector, NetworkType},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
-    queue::{recv_wqe_size, send_wqe_size, Geometry, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET},
+    queue::{recv_wqe_size, send_wqe_size},
 };
 use core::sync::atomic::Ordering;
-use kernel::{
-    new_mutex,
-    prelude::*,
-    sync::{Arc, Mutex},
-};
+use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 /// `struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }`.
 const CREATE_QP_RESP_LEN: usize = 32;
 /// The GSI QP's number.
 const GSI_QPN: u32 = 1;
-
-/// One of a QP's rings.
-struct Ring {
-    geometry: Geometry,
-    _buf: Arc<QueueBuf>,
-    _mmap: Option<MmapOffer>,
-}
-
-impl Ring {
-    /// `rxe_queue_init` + `do_mmap_info`: the ring, and for user QPs its `mminfo`.
-    fn new(num_elem: u32, elem_size: u32, user: Option<&UserReq>) -> Result<(Self, MmapInfo)> {
-        let geometry =
-            Geometry::new(num_elem, elem_size, uqueue::cache_line_size()).map_err(errno)?;
-        let buf = QueueBuf::new(geometry.buf_size())?;
-        buf.store_release(LOG2_ELEM_SIZE_OFFSET, geometry.log2_elem_size());
-        buf.store_release(INDEX_MASK_OFFSET, geometry.index_mask());
-        let (info, mmap) = match user {
-            Some(u) => {
-                let (info, offer) = u.offer(&buf, geometry.mmap_size(4096).ok_or(ENOMEM)?)?;
-                (info, Some(offer))
-            }
-            None => (MmapInfo::default(), None),
-        };
-        Ok((
-            Self {
-                geometry,
-                _buf: buf,
-                _mmap: mmap,
-            },
-            info,
-        ))
-    }
-}
 
 /// How a QP is numbered: from the QP pool, or the one GSI QP of the port.
 enum Qpn {
@@ -139,7 +105,7 @@ impl RxeQp {
         // rxe_init_sq: SGEs and inline data share the WQE's data area, reported back in full.
         let sq_size = send_wqe_size(init.cap.max_send_sge, init.cap.max_inline_data);
         let (sq, sq_mi) = Ring::new(init.cap.max_send_wr, sq_size.elem_size, user.as_ref())?;
-        init.cap.max_send_wr = sq.geometry.capacity();
+        init.cap.max_send_wr = sq.geometry().capacity();
         init.cap.max_send_sge = sq_size.max_sge;
         init.cap.max_inline_data = sq_size.max_inline;
         let (rq, rq_mi) = if init.has_srq {
@@ -150,7 +116,7 @@ impl RxeQp {
                 recv_wqe_size(init.cap.max_recv_sge),
                 user.as_ref(),
             )?;
-            init.cap.max_recv_wr = rq.geometry.capacity();
+            init.cap.max_recv_wr = rq.geometry().capacity();
             (Some(rq), mi)
         };
         if let Some(u) = &user {

@@ -6,13 +6,14 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cycles=${1:-1000} links=${2:-20}
 expect "rdma link add rxe0" rdma link add rxe0 type rxe netdev eth0
-expect "$cycles x (open device; PD, 3 CQs, MR, MW, RC/UC/UD QPs to INIT; destroy all; close)" python3 - "$cycles" <<'PY'
+expect "$cycles x (open device; PD, 3 CQs, MR, MW, SRQ, RC/UC/UD QPs to INIT; destroy all; close)" python3 - "$cycles" <<'PY'
 import sys
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW
 from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.srq import SRQ, SrqInitAttr, SrqAttr
 import pyverbs.enums as e
 n = int(sys.argv[1])
 
@@ -22,7 +23,11 @@ def objects(ctx):
     cqs[0].req_notify()
     mr = MR(pd, 8192, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
     mw = MW(pd, e.IBV_MW_TYPE_2)
-    qps = []
+    srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=64, max_sge=2)))
+    srq.modify(SrqAttr(srq_limit=10), e.IBV_SRQ_LIMIT)
+    assert srq.query().srq_limit == 10
+    qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqs[1], rcq=cqs[2], srq=srq,
+                             cap=QPCap(max_send_wr=16, max_recv_wr=0)))]
     for qpt in (e.IBV_QPT_RC, e.IBV_QPT_UC, e.IBV_QPT_UD):
         cap = QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=2, max_recv_sge=2)
         qp = QP(pd, QPInitAttr(qp_type=qpt, scq=cqs[1], rcq=cqs[2], cap=cap))
@@ -30,12 +35,12 @@ def objects(ctx):
         attr.qkey = 0x1234
         qp.to_init(attr)
         qps.append(qp)
-    return pd, cqs, mr, mw, qps
+    return pd, cqs, mr, mw, srq, qps
 
 for i in range(n):
     with Context(name='rxe0') as ctx:
-        pd, cqs, mr, mw, qps = objects(ctx)
-        for o in qps + [mw, mr] + cqs + [pd]:
+        pd, cqs, mr, mw, srq, qps = objects(ctx)
+        for o in qps + [srq, mw, mr] + cqs + [pd]:
             o.close()
 # Objects left open when the context closes are cleaned up by ib_core + the driver.
 ctx = Context(name='rxe0')
