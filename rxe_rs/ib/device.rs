@@ -928,6 +928,23 @@ unsafe extern "C" fn destroy_ah<T: DeviceOps>(
     0
 }
 
+/// The user context a PD belongs to (null for kernel PDs): the context of the user objects
+/// created in it, whose queues it may map.
+///
+/// # Safety
+///
+/// `pd` is null or a valid PD.
+pub(super) unsafe fn pd_context(pd: *mut ffi::ib_pd) -> *mut ffi::ib_ucontext {
+    // SAFETY: `pd` is null or valid (caller); a user PD's `uobject` is valid while it lives.
+    unsafe {
+        if pd.is_null() || (*pd).uobject.is_null() {
+            core::ptr::null_mut()
+        } else {
+            (*(*pd).uobject).context
+        }
+    }
+}
+
 /// Reads the RoCE view of an `rdma_ah_attr` (AH creation, `IB_QP_AV`).
 ///
 /// # Safety
@@ -1000,13 +1017,7 @@ unsafe extern "C" fn create_srq<T: DeviceOps>(
             max_sge: i.attr.max_sge,
             srq_limit: i.attr.srq_limit,
         };
-        let pd = (*srq).pd;
-        let context = if pd.is_null() || (*pd).uobject.is_null() {
-            core::ptr::null_mut()
-        } else {
-            (*(*pd).uobject).context
-        };
-        let user = UserReq::new(udata, context, &dev.mmaps);
+        let user = UserReq::new(udata, pd_context((*srq).pd), &dev.mmaps);
         let (data, _srq_num) = T::create_srq(dev, &mut attr, i.srq_type, user)?;
         addr_of_mut!((*srq.cast::<Object<ffi::ib_srq, T::Srq>>()).data).write(data);
         i.attr.max_wr = attr.max_wr;

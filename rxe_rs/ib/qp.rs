@@ -4,7 +4,7 @@
 //! `create_qp` / `modify_qp` / `query_qp` / `destroy_qp` trampolines.
 
 use super::{
-    device::{parse_ah_attr, write_ah_attr, AhInit, Device, DeviceOps, Object},
+    device::{parse_ah_attr, pd_context, write_ah_attr, AhInit, Device, DeviceOps, Object},
     uqueue::UserReq,
 };
 use crate::ffi;
@@ -211,13 +211,7 @@ pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
             cap: cap_from(&i.cap),
             udata_inlen: if udata.is_null() { 0 } else { (*udata).inlen },
         };
-        let pd = (*ibqp).pd;
-        let context = if pd.is_null() || (*pd).uobject.is_null() {
-            core::ptr::null_mut()
-        } else {
-            (*(*pd).uobject).context
-        };
-        let user = UserReq::new(udata, context, dev.mmaps());
+        let user = UserReq::new(udata, pd_context((*ibqp).pd), dev.mmaps());
         let (data, qpn) = T::create_qp(dev, &mut req, user)?;
         addr_of_mut!((*ibqp.cast::<QpObject<T>>()).data).write(data);
         (*ibqp).qp_num = qpn;
