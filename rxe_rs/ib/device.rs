@@ -395,10 +395,10 @@ pub(crate) fn register<T: DeviceOps>(
     info: &DeviceInfo<'_>,
     data: T,
 ) -> Result {
-    // SAFETY: `init_net` is the kernel's initial namespace, always valid; ib_core allocates a
-    // zeroed block of the requested size with an initialised `ib_device` at its start.
     let stat_descs = StatDescs::new(T::COUNTER_NAMES)?;
     let mmaps = MmapTable::new()?;
+    // SAFETY: `init_net` is the kernel's initial namespace, always valid; ib_core allocates a
+    // zeroed block of the requested size with an initialised `ib_device` at its start.
     let ib = unsafe { ffi::_ib_alloc_device(size_of::<Device<T>>(), addr_of_mut!(ffi::init_net)) };
     if ib.is_null() {
         return Err(ENOMEM);

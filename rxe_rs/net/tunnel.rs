@@ -41,11 +41,12 @@ unsafe impl Send for Socket {}
 
 impl Socket {
     fn open<R: PacketReceiver>(net: *mut ffi::net, ipv6: bool) -> Result<Self> {
+        let callback = Some(encap_rcv::<R> as unsafe extern "C" fn(_, _) -> _);
         // SAFETY: `net` is a live namespace (the caller holds a device in it); the callback is a
         // plain function valid for the module's lifetime, and sockets never outlive the module
         // (`Tunnels` closes them all on drop).
-        let sock =
-            from_err_ptr(unsafe { ffi::rxe_rs_udp_tunnel_open(net, ipv6, Some(encap_rcv::<R>)) })?;
+        let sock = unsafe { ffi::rxe_rs_udp_tunnel_open(net, ipv6, callback) };
+        let sock = from_err_ptr(sock)?;
         NonNull::new(sock).map(Self).ok_or(EINVAL)
     }
 }
