@@ -96,6 +96,9 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
         attr: &CqInit,
         user: Option<UserReq>,
     ) -> Result<(Self::Cq, u32)>;
+    /// `resize_user_cq`: the new size to report.
+    fn resize_cq(dev: &Device<Self>, cq: &Self::Cq, cqe: u32, user: Option<UserReq>)
+        -> Result<u32>;
     /// `destroy_cq`; on success the data is dropped after it.
     fn destroy_cq(dev: &Device<Self>, cq: &Self::Cq) -> Result;
     /// `req_notify_cq`: arms the CQ with `flags` (`IB_CQ_*`); true when completions may have
@@ -489,6 +492,7 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         mmap: Some(mmap::<T>),
         create_cq: Some(create_cq::<T>),
         destroy_cq: Some(destroy_cq::<T>),
+        resize_user_cq: Some(resize_cq::<T>),
         req_notify_cq: Some(req_notify_cq::<T>),
         size_ib_cq: size_of::<Object<ffi::ib_cq, T::Cq>>(),
         get_dma_mr: Some(get_dma_mr::<T>),
@@ -754,6 +758,23 @@ unsafe extern "C" fn create_cq<T: DeviceOps>(
         };
         let (data, cqe) = T::create_cq(dev, &init, user)?;
         addr_of_mut!((*obj).data).write(data);
+        (*ibcq).cqe = cqe as i32;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn resize_cq<T: DeviceOps>(
+    ibcq: *mut ffi::ib_cq,
+    cqe: kernel::ffi::c_uint,
+    udata: *mut ffi::ib_udata,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_cq` succeeded for this CQ; `udata` is null or valid for the call. The
+    // driver supplies the user context the CQ was created by.
+    from_result(|| unsafe {
+        let dev = Device::<T>::from_raw((*ibcq).device);
+        let obj = ibcq.cast::<Object<ffi::ib_cq, T::Cq>>();
+        let user = UserReq::new(udata, core::ptr::null_mut(), &dev.mmaps);
+        let cqe = T::resize_cq(dev, &(*obj).data, cqe, user)?;
         (*ibcq).cqe = cqe as i32;
         Ok(0)
     })

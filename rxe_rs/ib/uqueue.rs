@@ -65,6 +65,35 @@ impl QueueBuf {
     }
 }
 
+impl QueueBuf {
+    /// Copies `from` (a range of `src`) to `to` in `self`, both the same length; `EINVAL` if
+    /// either leaves its buffer. For carrying elements over on resize.
+    pub(crate) fn copy_from(
+        &self,
+        src: &QueueBuf,
+        from: core::ops::Range<usize>,
+        to: core::ops::Range<usize>,
+    ) -> Result {
+        if from.len() != to.len()
+            || from.end > src.size
+            || to.end > self.size
+            || from.start > from.end
+        {
+            return Err(EINVAL);
+        }
+        // SAFETY: both ranges are inside their buffers (checked above); the buffers are distinct
+        // allocations. User space may race with the copy, which only affects the bytes copied.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                src.ptr.as_ptr().add(from.start),
+                self.ptr.as_ptr().add(to.start),
+                from.len(),
+            )
+        };
+        Ok(())
+    }
+}
+
 impl Drop for QueueBuf {
     fn drop(&mut self) {
         // SAFETY: we own the allocation; no kernel reference is left.
@@ -216,6 +245,16 @@ impl UserReq {
             context: context as usize,
             mmaps: mmaps.clone(),
         })
+    }
+
+    /// The user context, as an opaque key: a queue resized later is offered to the same one.
+    pub(crate) fn context(&self) -> usize {
+        self.context
+    }
+
+    /// The same request on behalf of `context` (resize verbs only know their object).
+    pub(crate) fn for_context(self, context: usize) -> Self {
+        Self { context, ..self }
     }
 
     /// Bytes user space has room for in the response.

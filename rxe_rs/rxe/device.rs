@@ -401,6 +401,10 @@ impl DeviceOps for RxeDev {
         with_count(&dev.data().cqs, || RxeCq::create(attr, user))
     }
 
+    fn resize_cq(_dev: &Device<Self>, cq: &RxeCq, cqe: u32, user: Option<UserReq>) -> Result<u32> {
+        cq.resize(cqe, user)
+    }
+
     fn destroy_cq(dev: &Device<Self>, _cq: &RxeCq) -> Result {
         // No QP can hold a CQ yet (the C driver refuses while `num_wq != 0`).
         dev.data().cqs.put();

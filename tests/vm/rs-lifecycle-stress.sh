@@ -21,6 +21,7 @@ def objects(ctx):
     pd = PD(ctx)
     cqs = [CQ(ctx, c) for c in (1, 100, 4000)]
     cqs[0].req_notify()
+    cqs[1].resize(200)
     mr = MR(pd, 8192, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
     mw = MW(pd, e.IBV_MW_TYPE_2)
     srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=64, max_sge=2)))
