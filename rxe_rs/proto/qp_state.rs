@@ -163,7 +163,7 @@ pub const PORT_NUM: u32 = 1;
 pub const MAX_TIMEOUT: u8 = 31;
 
 /// The largest path MTU of the port (`port->attr.max_mtu`, `IB_MTU_4096`).
-const PORT_MAX_MTU: u32 = 5;
+const PORT_MAX_MTU: u32 = crate::proto::params::IbMtu::Mtu4096 as u32;
 
 /// The attribute masks of one valid transition for one QP type (an entry of `qp_state_table`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -232,68 +232,36 @@ impl RxeQp {
                 v.checked_next_power_of_two().unwrap_or(128)
             }
         };
-        if mask & IB_QP_CUR_STATE != 0 {
-            cur.cur_qp_state = attr.qp_state; // sic: the C driver copies qp_state here
+        // `rxe_qp_from_attr`: each attribute whose mask bit is set, as stored (some rounded or
+        // masked). CUR_STATE takes `qp_state`: sic, as the C driver does.
+        let psn = |v: u32| v & crate::proto::psn::PSN_MASK;
+        macro_rules! store {
+            ($($bit:ident => $($field:ident = $value:expr),+;)+) => {
+                $(if mask & $bit != 0 { $(cur.$field = $value;)+ })+
+            };
         }
-        if mask & IB_QP_STATE != 0 {
-            cur.qp_state = attr.qp_state;
-        }
-        if mask & IB_QP_MAX_QP_RD_ATOMIC != 0 {
-            cur.max_rd_atomic = round(attr.max_rd_atomic);
-        }
-        if mask & IB_QP_MAX_DEST_RD_ATOMIC != 0 {
-            cur.max_dest_rd_atomic = round(attr.max_dest_rd_atomic);
-        }
-        if mask & IB_QP_EN_SQD_ASYNC_NOTIFY != 0 {
-            cur.en_sqd_async_notify = attr.en_sqd_async_notify;
-        }
-        if mask & IB_QP_ACCESS_FLAGS != 0 {
-            cur.qp_access_flags = attr.qp_access_flags;
-        }
-        if mask & IB_QP_PKEY_INDEX != 0 {
-            cur.pkey_index = attr.pkey_index;
-        }
-        if mask & IB_QP_PORT != 0 {
-            cur.port_num = attr.port_num;
-        }
-        if mask & IB_QP_QKEY != 0 {
-            cur.qkey = attr.qkey;
-        }
-        if mask & IB_QP_AV != 0 {
-            cur.av = attr.av;
-        }
-        if mask & IB_QP_ALT_PATH != 0 {
-            cur.alt_av = attr.alt_av;
-            cur.alt_port_num = attr.alt_port_num;
-            cur.alt_pkey_index = attr.alt_pkey_index;
-            cur.alt_timeout = attr.alt_timeout;
-        }
-        if mask & IB_QP_PATH_MTU != 0 {
-            cur.path_mtu = attr.path_mtu;
-        }
-        if mask & IB_QP_TIMEOUT != 0 {
-            cur.timeout = attr.timeout;
-        }
-        if mask & IB_QP_RETRY_CNT != 0 {
-            cur.retry_cnt = attr.retry_cnt;
-        }
-        if mask & IB_QP_RNR_RETRY != 0 {
-            cur.rnr_retry = attr.rnr_retry;
-        }
-        if mask & IB_QP_RQ_PSN != 0 {
-            cur.rq_psn = attr.rq_psn & crate::proto::psn::PSN_MASK;
-        }
-        if mask & IB_QP_MIN_RNR_TIMER != 0 {
-            cur.min_rnr_timer = attr.min_rnr_timer;
-        }
-        if mask & IB_QP_SQ_PSN != 0 {
-            cur.sq_psn = attr.sq_psn & crate::proto::psn::PSN_MASK;
-        }
-        if mask & IB_QP_PATH_MIG_STATE != 0 {
-            cur.path_mig_state = attr.path_mig_state;
-        }
-        if mask & IB_QP_DEST_QPN != 0 {
-            cur.dest_qp_num = attr.dest_qp_num;
+        store! {
+            IB_QP_CUR_STATE => cur_qp_state = attr.qp_state;
+            IB_QP_STATE => qp_state = attr.qp_state;
+            IB_QP_MAX_QP_RD_ATOMIC => max_rd_atomic = round(attr.max_rd_atomic);
+            IB_QP_MAX_DEST_RD_ATOMIC => max_dest_rd_atomic = round(attr.max_dest_rd_atomic);
+            IB_QP_EN_SQD_ASYNC_NOTIFY => en_sqd_async_notify = attr.en_sqd_async_notify;
+            IB_QP_ACCESS_FLAGS => qp_access_flags = attr.qp_access_flags;
+            IB_QP_PKEY_INDEX => pkey_index = attr.pkey_index;
+            IB_QP_PORT => port_num = attr.port_num;
+            IB_QP_QKEY => qkey = attr.qkey;
+            IB_QP_AV => av = attr.av;
+            IB_QP_ALT_PATH => alt_av = attr.alt_av, alt_port_num = attr.alt_port_num,
+                alt_pkey_index = attr.alt_pkey_index, alt_timeout = attr.alt_timeout;
+            IB_QP_PATH_MTU => path_mtu = attr.path_mtu;
+            IB_QP_TIMEOUT => timeout = attr.timeout;
+            IB_QP_RETRY_CNT => retry_cnt = attr.retry_cnt;
+            IB_QP_RNR_RETRY => rnr_retry = attr.rnr_retry;
+            IB_QP_RQ_PSN => rq_psn = psn(attr.rq_psn);
+            IB_QP_MIN_RNR_TIMER => min_rnr_timer = attr.min_rnr_timer;
+            IB_QP_SQ_PSN => sq_psn = psn(attr.sq_psn);
+            IB_QP_PATH_MIG_STATE => path_mig_state = attr.path_mig_state;
+            IB_QP_DEST_QPN => dest_qp_num = attr.dest_qp_num;
         }
         Ok(())
     }
