@@ -5,9 +5,10 @@
 //! Everything here is a function of bytes and numbers: the InfiniBand
 //! transport opcodes and the C driver's opcode table, the transport headers
 //! (BTH and its extension headers), PSN arithmetic and the ICRC, the index
-//! arithmetic of the rings shared with user space and the checks of the QP
-//! state machine. Nothing touches a socket buffer, a lock or an allocator, so
-//! the same files are compiled twice:
+//! arithmetic of the rings shared with user space, the checks of the QP
+//! state machine and the scheduling state of a QP task (one atomic byte).
+//! Nothing touches a socket buffer, a lock or an allocator, so the same files
+//! are compiled twice:
 //!
 //! - into the kernel module, as `proto` under its crate root `rxe_rs.rs`;
 //! - into the host crate `rxe-proto` (`rxe_rs/proto_host.rs`), where
@@ -27,6 +28,7 @@ pub mod params;
 pub mod psn;
 pub mod qp_state;
 pub mod queue;
+pub mod task;
 
 /// Why bytes could not be read, written or trusted as a RoCEv2 packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,4 +15,5 @@ mod psn;
 mod qp_state;
 mod queue;
 mod reference;
+mod task;
 mod vectors;
