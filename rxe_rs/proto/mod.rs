@@ -29,6 +29,7 @@ pub mod psn;
 pub mod qp_state;
 pub mod queue;
 pub mod task;
+pub mod wqe;
 
 /// Why bytes could not be read, written or trusted as a RoCEv2 packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,3 +17,4 @@ mod queue;
 mod reference;
 mod task;
 mod vectors;
+mod wqe;
