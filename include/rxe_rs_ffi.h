@@ -60,4 +60,45 @@ u8 rxe_rs_get_random_u8(void);
 /* sk_buff: static inlines. */
 void rxe_rs_kfree_skb(struct sk_buff *skb);
 
+/* Data path: socket buffers. */
+struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len);
+int rxe_rs_skb_prepare(struct sk_buff *skb, bool ipv6, const u8 *saddr, const u8 *daddr,
+		       u16 sport, u8 tclass, u8 ttl);
+int rxe_rs_skb_xmit(struct sk_buff *skb);
+void rxe_rs_skb_loopback(struct sk_buff *skb);
+int rxe_rs_skb_linearize(struct sk_buff *skb);
+unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len);
+unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len);
+struct net_device *rxe_rs_skb_dev(struct sk_buff *skb);
+void rxe_rs_consume_skb(struct sk_buff *skb);
+void rxe_rs_skb_queue_init(struct sk_buff_head *q);
+void rxe_rs_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
+struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q);
+unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q);
+void rxe_rs_skb_queue_purge(struct sk_buff_head *q);
+
+/* Data path: memory. */
+long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long n);
+unsigned long rxe_rs_umem_num_pages(struct ib_umem *umem);
+unsigned long rxe_rs_umem_offset(struct ib_umem *umem);
+void rxe_rs_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
+		      bool to_page);
+u64 rxe_rs_page_atomic_cmpxchg(struct page *page, unsigned int offset, u64 cmp, u64 swap);
+u64 rxe_rs_page_atomic_add(struct page *page, unsigned int offset, u64 add);
+void rxe_rs_kva_copy(u64 addr, void *buf, unsigned int len, bool to_mem);
+
+/* Data path: timers, bottom halves, events. */
+void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
+void rxe_rs_mod_timer(struct timer_list *timer, unsigned long delay_jiffies);
+void rxe_rs_timer_shutdown_sync(struct timer_list *timer);
+unsigned long rxe_rs_usecs_to_jiffies(unsigned int usecs);
+unsigned long rxe_rs_jiffies(void);
+void rxe_rs_local_bh_disable(void);
+void rxe_rs_local_bh_enable(void);
+void rxe_rs_cq_comp_handler(struct ib_cq *cq);
+void rxe_rs_cq_event(struct ib_cq *cq, enum ib_event_type type);
+void rxe_rs_qp_event(struct ib_qp *qp, enum ib_event_type type);
+void rxe_rs_srq_event(struct ib_srq *srq, enum ib_event_type type);
+bool rxe_rs_ib_device_try_get(struct ib_device *dev);
+
 #endif /* RXE_RS_FFI_H */

@@ -12,6 +12,13 @@
 #include <rdma/ib_umem.h>
 #include <linux/random.h>
 #include <rdma/ib_verbs.h>
+#include <linux/highmem.h>
+#include <linux/timer.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/ipv6.h>
+#include <net/ip6_route.h>
+#include <net/udp.h>
 #include "rxe_rs_ffi.h"
 
 const char *rxe_rs_netdev_name(const struct net_device *ndev)
@@ -161,4 +168,334 @@ u8 rxe_rs_get_random_u8(void)
 int rxe_rs_gid_attr_network_type(const struct ib_gid_attr *attr)
 {
 	return rdma_gid_attr_network_type(attr);
+}
+
+/* --- Data path: socket buffers (rxe_net.c) --- */
+
+struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len)
+{
+	unsigned int hdr_len = sizeof(struct udphdr) +
+			       (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
+	struct sk_buff *skb;
+
+	skb = alloc_skb(len + hdr_len + LL_RESERVED_SPACE(ndev), GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hdr_len + LL_RESERVED_SPACE(ndev));
+	skb->dev = ndev;
+	skb->protocol = ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
+	skb_put_zero(skb, len);
+	return skb;
+}
+
+static struct dst_entry *rxe_rs_route(struct sk_buff *skb, bool ipv6, const u8 *saddr,
+				      const u8 *daddr)
+{
+	struct net_device *ndev = skb->dev;
+	struct net *net = dev_net(ndev);
+
+	if (!ipv6) {
+		struct flowi4 fl = {};
+		struct rtable *rt;
+
+		fl.flowi4_oif = ndev->ifindex;
+		memcpy(&fl.saddr, saddr, 4);
+		memcpy(&fl.daddr, daddr, 4);
+		fl.flowi4_proto = IPPROTO_UDP;
+		rt = ip_route_output_key(net, &fl);
+		return IS_ERR(rt) ? NULL : &rt->dst;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		struct flowi6 fl6 = {};
+		struct dst_entry *dst;
+
+		fl6.flowi6_oif = ndev->ifindex;
+		memcpy(&fl6.saddr, saddr, 16);
+		memcpy(&fl6.daddr, daddr, 16);
+		fl6.flowi6_proto = IPPROTO_UDP;
+		dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return NULL;
+		if (dst->error) {
+			dst_release(dst);
+			return NULL;
+		}
+		return dst;
+	}
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * rxe_prepare: route, then UDP and IP headers in front of the BTH (prepare_udp_hdr,
+ * prepare_ipv4_hdr, prepare_ipv6_hdr). skb->data ends at the IP header.
+ */
+int rxe_rs_skb_prepare(struct sk_buff *skb, bool ipv6, const u8 *saddr, const u8 *daddr,
+		       u16 sport, u8 tclass, u8 ttl)
+{
+	struct dst_entry *dst = rxe_rs_route(skb, ipv6, saddr, daddr);
+	struct udphdr *udph;
+
+	if (!dst)
+		return -EHOSTUNREACH;
+
+	__skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph = udp_hdr(skb);
+	udph->dest = htons(ROCE_V2_UDP_DPORT);
+	udph->source = htons(sport);
+	udp_set_len_short(udph, skb->len);
+	udph->check = 0;
+
+	if (!ipv6) {
+		struct iphdr *iph;
+
+		skb_scrub_packet(skb, false);
+		skb_clear_hash(skb);
+		skb_dst_set(skb, dst);
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		skb_push(skb, sizeof(struct iphdr));
+		skb_reset_network_header(skb);
+		iph = ip_hdr(skb);
+		iph->version = IPVERSION;
+		iph->ihl = sizeof(struct iphdr) >> 2;
+		iph->tot_len = htons(skb->len);
+		iph->frag_off = htons(IP_DF);
+		iph->protocol = IPPROTO_UDP;
+		iph->tos = tclass;
+		memcpy(&iph->daddr, daddr, 4);
+		memcpy(&iph->saddr, saddr, 4);
+		iph->ttl = ttl;
+		__ip_select_ident(dev_net(dst->dev), iph, skb_shinfo(skb)->gso_segs ?: 1);
+	} else {
+		struct ipv6hdr *ip6h;
+
+		memset(&(IPCB(skb)->opt), 0, sizeof(IPCB(skb)->opt));
+		IPCB(skb)->flags &= ~(IPSKB_XFRM_TUNNEL_SIZE | IPSKB_XFRM_TRANSFORMED |
+				      IPSKB_REROUTED);
+		skb_dst_set(skb, dst);
+		__skb_push(skb, sizeof(*ip6h));
+		skb_reset_network_header(skb);
+		ip6h = ipv6_hdr(skb);
+		ip6_flow_hdr(ip6h, tclass, htonl(0));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = ttl;
+		memcpy(&ip6h->daddr, daddr, 16);
+		memcpy(&ip6h->saddr, saddr, 16);
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	}
+	return 0;
+}
+
+/* rxe_send: hands a prepared packet to the IP layer; consumes the skb. */
+int rxe_rs_skb_xmit(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb_dst(skb)->dev);
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		err = ip_local_out(net, NULL, skb);
+	else
+		err = ip6_local_out(net, NULL, skb);
+	return net_xmit_eval(err);
+}
+
+/* rxe_loopback: a prepared packet turned into a received one: skb->data at the UDP header. */
+void rxe_rs_skb_loopback(struct sk_buff *skb)
+{
+	skb_pull(skb, skb->protocol == htons(ETH_P_IP) ? sizeof(struct iphdr) :
+							 sizeof(struct ipv6hdr));
+}
+
+int rxe_rs_skb_linearize(struct sk_buff *skb)
+{
+	return skb_linearize(skb);
+}
+
+unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len)
+{
+	*len = skb_headlen(skb);
+	return skb->data;
+}
+
+/* The bytes from the network header to skb->data (the IP header of a received packet). */
+unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len)
+{
+	long off = skb->data - skb_network_header(skb);
+
+	*len = off > 0 ? off : 0;
+	return skb_network_header(skb);
+}
+
+struct net_device *rxe_rs_skb_dev(struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+void rxe_rs_consume_skb(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+
+/* sk_buff_head: a queue of packets with its own irq-safe lock. */
+void rxe_rs_skb_queue_init(struct sk_buff_head *q)
+{
+	skb_queue_head_init(q);
+}
+
+void rxe_rs_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb)
+{
+	skb_queue_tail(q, skb);
+}
+
+struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q)
+{
+	return skb_dequeue(q);
+}
+
+unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q)
+{
+	return skb_queue_len_lockless(q);
+}
+
+void rxe_rs_skb_queue_purge(struct sk_buff_head *q)
+{
+	skb_queue_purge(q);
+}
+
+/* --- Data path: memory regions (rxe_mr.c) --- */
+
+long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long n)
+{
+	struct sg_page_iter it;
+	unsigned long i = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			return -EINVAL;
+		pages[i++] = sg_page_iter_page(&it);
+	}
+	return i;
+}
+
+unsigned long rxe_rs_umem_num_pages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+unsigned long rxe_rs_umem_offset(struct ib_umem *umem)
+{
+	return ib_umem_offset(umem);
+}
+
+void rxe_rs_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,
+		      bool to_page)
+{
+	void *va = kmap_local_page(page);
+
+	if (to_page)
+		memcpy(va + offset, buf, len);
+	else
+		memcpy(buf, va + offset, len);
+	kunmap_local(va);
+}
+
+u64 rxe_rs_page_atomic_cmpxchg(struct page *page, unsigned int offset, u64 cmp, u64 swap)
+{
+	u64 *va = kmap_local_page(page);
+	u64 orig = cmpxchg(va + offset / 8, cmp, swap);
+
+	kunmap_local(va);
+	return orig;
+}
+
+u64 rxe_rs_page_atomic_add(struct page *page, unsigned int offset, u64 add)
+{
+	u64 *va = kmap_local_page(page);
+	u64 orig = atomic64_fetch_add(add, (atomic64_t *)(va + offset / 8));
+
+	kunmap_local(va);
+	return orig;
+}
+
+void rxe_rs_kva_copy(u64 addr, void *buf, unsigned int len, bool to_mem)
+{
+	if (to_mem)
+		memcpy((void *)(uintptr_t)addr, buf, len);
+	else
+		memcpy(buf, (void *)(uintptr_t)addr, len);
+}
+
+/* --- Data path: timers, BH, CQ events --- */
+
+void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))
+{
+	timer_setup(timer, fn, 0);
+}
+
+void rxe_rs_mod_timer(struct timer_list *timer, unsigned long delay_jiffies)
+{
+	mod_timer(timer, jiffies + delay_jiffies);
+}
+
+void rxe_rs_timer_shutdown_sync(struct timer_list *timer)
+{
+	timer_shutdown_sync(timer);
+}
+
+unsigned long rxe_rs_usecs_to_jiffies(unsigned int usecs)
+{
+	return usecs_to_jiffies(usecs);
+}
+
+unsigned long rxe_rs_jiffies(void)
+{
+	return jiffies;
+}
+
+void rxe_rs_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rxe_rs_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+void rxe_rs_cq_comp_handler(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+void rxe_rs_cq_event(struct ib_cq *cq, enum ib_event_type type)
+{
+	struct ib_event ev = { .device = cq->device, .element.cq = cq, .event = type };
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
+}
+
+void rxe_rs_qp_event(struct ib_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = { .device = qp->device, .element.qp = qp, .event = type };
+
+	if (qp->event_handler)
+		qp->event_handler(&ev, qp->qp_context);
+}
+
+void rxe_rs_srq_event(struct ib_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = { .device = srq->device, .element.srq = srq, .event = type };
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}
+
+bool rxe_rs_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
 }

@@ -8,7 +8,8 @@
 //! Objects ib_core allocates for us (ucontext, PD) embed their `ib_*` struct first, with the
 //! driver's part after it ([`Object`]); their sizes go into `ib_device_ops.size_ib_*`.
 
-use super::qp::{QpAttrs, QpInit};
+use super::handles::{CqHandle, SrqHandle};
+use super::qp::{QpAttrs, QpInit, QpLinks};
 use super::{
     netdev::{NetDev, NetDevRef},
     uqueue::{MmapTable, UserReq},
@@ -95,6 +96,7 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
         dev: &Device<Self>,
         attr: &CqInit,
         user: Option<UserReq>,
+        handle: CqHandle,
     ) -> Result<(Self::Cq, u32)>;
     /// `resize_user_cq`: the new size to report.
     fn resize_cq(dev: &Device<Self>, cq: &Self::Cq, cqe: u32, user: Option<UserReq>)
@@ -106,7 +108,7 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn req_notify_cq(dev: &Device<Self>, cq: &Self::Cq, flags: u32) -> Result<bool>;
 
     /// `get_dma_mr` (kernel users): the data and its key (lkey = rkey).
-    fn get_dma_mr(dev: &Device<Self>, access: i32) -> Result<(Self::Mr, u32)>;
+    fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: i32) -> Result<(Self::Mr, u32)>;
     /// `reg_user_mr`: the data and its key (lkey = rkey).
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(Self::Mr, u32)>;
     /// `dereg_mr`; on success the data is dropped after it.
@@ -125,6 +127,7 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
         attr: &mut SrqAttr,
         srq_type: u32,
         user: Option<UserReq>,
+        handle: SrqHandle,
     ) -> Result<(Self::Srq, u32)>;
     /// `modify_srq` with `IB_SRQ_*` `mask`; `udata_inlen` is the user command's length.
     fn modify_srq(
@@ -145,8 +148,11 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn create_qp(
         dev: &Device<Self>,
         init: &mut QpInit,
+        links: QpLinks<'_, Self>,
         user: Option<UserReq>,
     ) -> Result<(Self::Qp, u32)>;
+    /// `post_send` from user space: the doorbell of a QP whose send queue user space fills.
+    fn post_send_user(dev: &Device<Self>, qp: &Self::Qp) -> Result;
     /// `modify_qp`.
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &QpAttrs, mask: u32) -> Result;
     /// `query_qp`: the current attributes and capabilities.
@@ -187,6 +193,10 @@ pub(crate) struct AhInit {
 
 /// The arguments of `reg_user_mr`.
 pub(crate) struct UserMrReq {
+    /// The protection domain.
+    pub(crate) pd: PdId,
+    /// The address the MR is known by in work requests (`virt_addr`).
+    pub(crate) iova: u64,
     /// Start of the user buffer.
     pub(crate) start: u64,
     /// Its length.
@@ -196,6 +206,10 @@ pub(crate) struct UserMrReq {
     /// A DMA handle was given (`ib_dmah`): not supported by a soft device.
     pub(crate) has_dmah: bool,
 }
+
+/// A protection domain's identity (its address), for the data path's PD checks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct PdId(pub(super) usize);
 
 /// Pinned user memory (`struct ib_umem`), released on drop.
 pub(crate) struct Umem(core::ptr::NonNull<ffi::ib_umem>);
@@ -214,6 +228,12 @@ impl Umem {
             ffi::rxe_rs_ib_umem_get(dev.as_raw(), req.start, req.length, req.access)
         })?;
         core::ptr::NonNull::new(umem).map(Self).ok_or(EINVAL)
+    }
+}
+
+impl Umem {
+    pub(super) fn as_raw(&self) -> *mut ffi::ib_umem {
+        self.0.as_ptr()
     }
 }
 
@@ -369,6 +389,20 @@ impl<T: DeviceOps> DeviceRef<T> {
     }
 }
 
+impl<T: DeviceOps> DeviceRef<T> {
+    /// A counted reference to `dev` (`ib_device_try_get`); `None` once it is unregistering.
+    pub(crate) fn get(dev: &Device<T>) -> Option<Self> {
+        // SAFETY: `dev` is valid; on success we own one reference.
+        unsafe { ffi::rxe_rs_ib_device_try_get(dev.as_raw()) }
+            .then(|| Self(dev.as_raw(), PhantomData))
+    }
+}
+
+// SAFETY: ib_device references may be taken and dropped from any context.
+unsafe impl<T: DeviceOps> Send for DeviceRef<T> {}
+// SAFETY: shared access only reads through `&Device<T>`, which is `Sync` for `T: Sync`.
+unsafe impl<T: DeviceOps> Sync for DeviceRef<T> {}
+
 impl<T: DeviceOps> core::ops::Deref for DeviceRef<T> {
     type Target = Device<T>;
     fn deref(&self) -> &Device<T> {
@@ -433,6 +467,7 @@ pub(crate) fn register<T: DeviceOps>(
         // ib_uverbs leaves REQ_NOTIFY_CQ (user CQs are polled in user space, but armed here)
         // out of its default command mask.
         d.uverbs_cmd_mask |= 1u64 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
+        d.uverbs_cmd_mask |= 1u64 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND;
         ffi::rxe_rs_ib_mark_name_assigned_by_user(ib);
         ffi::ib_set_device_ops(ib, &ops);
         let mut ret = ffi::ib_device_set_netdev(ib, netdev.as_raw(), 1);
@@ -507,6 +542,7 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         destroy_srq: Some(destroy_srq::<T>),
         size_ib_srq: size_of::<Object<ffi::ib_srq, T::Srq>>(),
         create_qp: Some(super::qp::create_qp::<T>),
+        post_send: Some(super::qp::post_send::<T>),
         modify_qp: Some(super::qp::modify_qp::<T>),
         query_qp: Some(super::qp::query_qp::<T>),
         destroy_qp: Some(super::qp::destroy_qp::<T>),
@@ -756,7 +792,8 @@ unsafe extern "C" fn create_cq<T: DeviceOps>(
         } else {
             UserReq::new(attrs.cast(), ffi::rxe_rs_udata_context(attrs), &dev.mmaps)
         };
-        let (data, cqe) = T::create_cq(dev, &init, user)?;
+        let handle = CqHandle::new(ibcq).ok_or(EINVAL)?;
+        let (data, cqe) = T::create_cq(dev, &init, user, handle)?;
         addr_of_mut!((*obj).data).write(data);
         (*ibcq).cqe = cqe as i32;
         Ok(0)
@@ -844,14 +881,14 @@ unsafe extern "C" fn get_dma_mr<T: DeviceOps>(
 ) -> *mut ffi::ib_mr {
     // SAFETY: `pd` is a PD of one of our devices.
     let dev = unsafe { Device::<T>::from_raw((*pd).device) };
-    mr_result(T::get_dma_mr(dev, access).and_then(new_mr::<T>))
+    mr_result(T::get_dma_mr(dev, PdId(pd as usize), access).and_then(new_mr::<T>))
 }
 
 unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
     pd: *mut ffi::ib_pd,
     start: u64,
     length: u64,
-    _virt_addr: u64,
+    virt_addr: u64,
     access: kernel::ffi::c_int,
     dmah: *mut ffi::ib_dmah,
     _udata: *mut ffi::ib_udata,
@@ -859,8 +896,10 @@ unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
     // SAFETY: `pd` is a PD of one of our devices.
     let dev = unsafe { Device::<T>::from_raw((*pd).device) };
     let req = UserMrReq {
+        pd: PdId(pd as usize),
         start,
         length,
+        iova: virt_addr,
         access,
         has_dmah: !dmah.is_null(),
     };
@@ -1039,7 +1078,13 @@ unsafe extern "C" fn create_srq<T: DeviceOps>(
             srq_limit: i.attr.srq_limit,
         };
         let user = UserReq::new(udata, pd_context((*srq).pd), &dev.mmaps);
-        let (data, _srq_num) = T::create_srq(dev, &mut attr, i.srq_type, user)?;
+        let (data, _srq_num) = T::create_srq(
+            dev,
+            &mut attr,
+            i.srq_type,
+            user,
+            SrqHandle::new(srq).ok_or(EINVAL)?,
+        )?;
         addr_of_mut!((*srq.cast::<Object<ffi::ib_srq, T::Srq>>()).data).write(data);
         i.attr.max_wr = attr.max_wr;
         i.attr.max_sge = attr.max_sge;

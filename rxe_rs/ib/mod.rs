@@ -4,9 +4,12 @@
 //! raw bindings. Everything the driver needs from C comes through here.
 
 pub(crate) mod device;
+pub(crate) mod handles;
 pub(crate) mod link;
+pub(crate) mod mem;
 pub(crate) mod netdev;
 pub(crate) mod qp;
+pub(crate) mod timer;
 pub(crate) mod uqueue;
 
 /// ib_core constants the driver uses, under the names of `include/rdma/ib_verbs.h`.

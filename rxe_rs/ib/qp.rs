@@ -4,7 +4,8 @@
 //! `create_qp` / `modify_qp` / `query_qp` / `destroy_qp` trampolines.
 
 use super::{
-    device::{parse_ah_attr, pd_context, write_ah_attr, AhInit, Device, DeviceOps, Object},
+    device::{parse_ah_attr, pd_context, write_ah_attr, AhInit, Device, DeviceOps, Object, PdId},
+    handles::QpHandle,
     uqueue::UserReq,
 };
 use crate::ffi;
@@ -28,6 +29,17 @@ pub(crate) struct QpInit {
     pub(crate) cap: QpCap,
     /// `udata->inlen` (the C driver takes no input).
     pub(crate) udata_inlen: usize,
+    /// `IB_SIGNAL_ALL_WR`: every send WQE completes with a CQE.
+    pub(crate) sq_sig_all: bool,
+}
+
+/// The objects a new QP is tied to: its CQs, its SRQ, its PD, and itself (for events).
+pub(crate) struct QpLinks<'a, T: DeviceOps> {
+    pub(crate) send_cq: &'a T::Cq,
+    pub(crate) recv_cq: &'a T::Cq,
+    pub(crate) srq: Option<&'a T::Srq>,
+    pub(crate) pd: PdId,
+    pub(crate) handle: QpHandle,
 }
 
 /// The attributes of a QP (`struct ib_qp_attr`), the RoCE address vectors included.
@@ -210,9 +222,22 @@ pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
             port_num: i.port_num,
             cap: cap_from(&i.cap),
             udata_inlen: if udata.is_null() { 0 } else { (*udata).inlen },
+            sq_sig_all: i.sq_sig_type == ffi::ib_sig_type_IB_SIGNAL_ALL_WR,
         };
         let user = UserReq::new(udata, pd_context((*ibqp).pd), dev.mmaps());
-        let (data, qpn) = T::create_qp(dev, &mut req, user)?;
+        if i.send_cq.is_null() || i.recv_cq.is_null() {
+            return Err(EINVAL);
+        }
+        // The CQs and SRQ are ours (same device), made by `create_cq` / `create_srq`; ib_core
+        // holds them for the QP's lifetime.
+        let links = QpLinks::<T> {
+            send_cq: &(*i.send_cq.cast::<Object<ffi::ib_cq, T::Cq>>()).data,
+            recv_cq: &(*i.recv_cq.cast::<Object<ffi::ib_cq, T::Cq>>()).data,
+            srq: (!i.srq.is_null()).then(|| &(*i.srq.cast::<Object<ffi::ib_srq, T::Srq>>()).data),
+            pd: PdId((*ibqp).pd as usize),
+            handle: QpHandle::new(ibqp).ok_or(EINVAL)?,
+        };
+        let (data, qpn) = T::create_qp(dev, &mut req, links, user)?;
         addr_of_mut!((*ibqp.cast::<QpObject<T>>()).data).write(data);
         (*ibqp).qp_num = qpn;
         cap_to(&req.cap, &mut i.cap);
@@ -273,6 +298,26 @@ pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
         let obj = ibqp.cast::<QpObject<T>>();
         T::destroy_qp(Device::<T>::from_raw((*ibqp).device), &(*obj).data)?;
         core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn post_send<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    _wr: *const ffi::ib_send_wr,
+    bad_wr: *mut *const ffi::ib_send_wr,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_qp` succeeded for this QP. A user QP's send queue is filled by user
+    // space: uverbs calls this with no work requests as its doorbell.
+    from_result(|| unsafe {
+        if (*ibqp).uobject.is_null() {
+            // Kernel work requests: not yet (ib_core sees no post_recv/poll_cq either, so no
+            // kernel ULP uses this device).
+            *bad_wr = _wr;
+            return Err(EOPNOTSUPP);
+        }
+        let obj = ibqp.cast::<QpObject<T>>();
+        T::post_send_user(Device::<T>::from_raw((*ibqp).device), &(*obj).data)?;
         Ok(0)
     })
 }

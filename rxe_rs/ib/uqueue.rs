@@ -94,6 +94,45 @@ impl QueueBuf {
     }
 }
 
+impl QueueBuf {
+    fn check(&self, offset: usize, len: usize) -> Result {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.size => Ok(()),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Copies `out.len()` bytes at `offset` into `out`: a private snapshot of bytes user space
+    /// may be changing (each byte is read once). `EINVAL` outside the buffer.
+    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> Result {
+        self.check(offset, out.len())?;
+        // SAFETY: in bounds (checked); `out` is a distinct kernel buffer. Concurrent writes by
+        // user space only change which bytes we copy.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().add(offset),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
+        Ok(())
+    }
+
+    /// Copies `bytes` to `offset`. `EINVAL` outside the buffer.
+    pub(crate) fn write(&self, offset: usize, bytes: &[u8]) -> Result {
+        self.check(offset, bytes.len())?;
+        // SAFETY: in bounds (checked); `bytes` is a distinct kernel buffer.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.ptr.as_ptr().add(offset),
+                bytes.len(),
+            )
+        };
+        Ok(())
+    }
+}
+
 impl Drop for QueueBuf {
     fn drop(&mut self) {
         // SAFETY: we own the allocation; no kernel reference is left.

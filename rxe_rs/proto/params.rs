@@ -113,6 +113,18 @@ pub enum IbMtu {
 }
 
 impl IbMtu {
+    /// The MTU of `enum ib_mtu` value `raw`, `None` outside 1..=5.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            1 => Some(Self::Mtu256),
+            2 => Some(Self::Mtu512),
+            3 => Some(Self::Mtu1024),
+            4 => Some(Self::Mtu2048),
+            5 => Some(Self::Mtu4096),
+            _ => None,
+        }
+    }
+
     /// The MTU in bytes (`ib_mtu_enum_to_int`).
     pub const fn bytes(self) -> u32 {
         128 << (self as u32)

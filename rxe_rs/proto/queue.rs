@@ -140,7 +140,7 @@ impl RawIndex {
 }
 
 /// A slot index below the `num_slots` of the [`Geometry`] that made it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Index(u32);
 
 impl Index {

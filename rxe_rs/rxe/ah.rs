@@ -20,7 +20,7 @@ const RDMA_NETWORK_IPV6: u32 = 3;
 /// An rxe AH.
 pub(crate) struct RxeAh {
     /// The number user space names it by in UD work requests, held until destroyed.
-    _ah_num: PoolIndex,
+    ah_num: PoolIndex,
     av: AddressVector,
 }
 
@@ -45,14 +45,23 @@ impl RxeAh {
             u.respond(&resp)?;
         }
         let av = AddressVector::new(attr.port_num, route, sgid, network_type, attr.dmac);
-        Ok(Self {
-            _ah_num: ah_num,
-            av,
-        })
+        Ok(Self { ah_num, av })
     }
 
     /// `rxe_query_ah`: port and global route.
     pub(crate) fn query(&self) -> (u32, GlobalRoute) {
         (self.av.port_num, self.av.grh)
+    }
+}
+
+impl RxeAh {
+    /// The AH number user space names it by.
+    pub(crate) fn num(&self) -> u32 {
+        self.ah_num.get()
+    }
+
+    /// Its address vector.
+    pub(crate) fn av(&self) -> &AddressVector {
+        &self.av
     }
 }

@@ -8,32 +8,63 @@ use super::ring::Ring;
 use crate::ib::{
     consts::{IB_CQ_REPORT_MISSED_EVENTS, IB_CQ_SOLICITED_MASK},
     device::CqInit,
-    uqueue::UserReq,
+    handles::{CqHandle, IbEvent},
+    uqueue::{MmapOffer, UserReq},
 };
 use crate::proto::{
     params,
-    queue::{Index, QueueType, RawIndex, CONSUMER_INDEX_OFFSET, CQE_SIZE, PRODUCER_INDEX_OFFSET},
+    queue::{Index, QueueType, CQE_SIZE},
+    wqe::UverbsWc,
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use kernel::{new_spinlock, prelude::*, sync::SpinLock};
+use kernel::{
+    new_mutex, new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, Mutex, SpinLockIrq},
+};
+
+/// `IB_CQ_SOLICITED`, `IB_CQ_NEXT_COMP`.
+const IB_CQ_SOLICITED: u32 = 1;
+const IB_CQ_NEXT_COMP: u32 = 2;
 
 /// `struct rxe_create_cq_resp` (and `rxe_resize_cq_resp`): one `struct mminfo`.
 const CREATE_CQ_RESP_LEN: usize = 16;
 
-/// An rxe CQ.
+/// An rxe CQ: ib_core's object holds it; QPs hold its shared part.
 pub(crate) struct RxeCq {
-    /// Swapped by resize; a spinlock since kernel users arm CQs in atomic context.
-    ring: Pin<KBox<SpinLock<Ring>>>,
-    /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by `req_notify_cq`.
-    notify: AtomicU32,
+    shared: Arc<CqShared>,
+    /// The current ring's mmap offer (user CQs), replaced on resize.
+    offer: Pin<KBox<Mutex<Option<MmapOffer>>>>,
     /// The user context that made it (a resized ring is offered to it); 0 for kernel CQs.
     context: usize,
+}
+
+/// A ring and rxe's private producer index (user space may scribble over the shared one).
+struct CqRing {
+    ring: Ring,
+    producer: Index,
+}
+
+/// The part of a CQ the data path uses.
+#[pin_data]
+pub(crate) struct CqShared {
+    /// Swapped by resize; irq-safe: completions are produced in softirq context and kernel
+    /// users arm CQs from any context.
+    #[pin]
+    ring: SpinLockIrq<CqRing>,
+    /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by `req_notify_cq`.
+    notify: AtomicU32,
+    handle: CqHandle,
 }
 
 impl RxeCq {
     /// `rxe_create_cq` + `rxe_cq_from_init`: the CQ and the size to report (rounded up to a
     /// power of two minus one).
-    pub(crate) fn create(attr: &CqInit, user: Option<UserReq>) -> Result<(Self, u32)> {
+    pub(crate) fn create(
+        attr: &CqInit,
+        user: Option<UserReq>,
+        handle: CqHandle,
+    ) -> Result<(Self, u32)> {
         if user
             .as_ref()
             .is_some_and(|u| u.outlen() < CREATE_CQ_RESP_LEN)
@@ -46,22 +77,35 @@ impl RxeCq {
         if attr.cqe > (1 << params::MAX_LOG_CQE) - 1 {
             return Err(EINVAL);
         }
-        let (ring, info) = Ring::new(attr.cqe, CQE_SIZE, user.as_ref())?;
+        let (ring, info, offer) = Ring::new_offered(attr.cqe, CQE_SIZE, user.as_ref())?;
         if let Some(u) = &user {
             // A failed copy drops the ring, which withdraws its mmap offer.
             u.respond(&info.to_bytes())?;
         }
         let cqe = ring.geometry().capacity();
         let context = user.as_ref().map_or(0, |u| u.context());
-        let ring = KBox::pin_init(new_spinlock!(ring), GFP_KERNEL)?;
+        let shared = Arc::pin_init(
+            pin_init!(CqShared {
+                ring <- new_spinlock_irq!(CqRing { ring, producer: Index::ZERO }),
+                notify: AtomicU32::new(0),
+                handle,
+            }),
+            GFP_KERNEL,
+        )?;
+        let offer = KBox::pin_init(new_mutex!(offer), GFP_KERNEL)?;
         Ok((
             Self {
-                ring,
-                notify: AtomicU32::new(0),
+                shared,
+                offer,
                 context,
             },
             cqe,
         ))
+    }
+
+    /// The part QPs hold.
+    pub(crate) fn shared(&self) -> &Arc<CqShared> {
+        &self.shared
     }
 
     /// `rxe_resize_cq` + `rxe_queue_resize`: a new ring, the CQEs waiting carried over, swapped
@@ -77,46 +121,74 @@ impl RxeCq {
         if cqe > (1 << params::MAX_LOG_CQE) - 1 {
             return Err(EINVAL);
         }
-        let (new, info) = Ring::new(cqe, CQE_SIZE, user.as_ref())?;
+        let (new, info, new_offer) = Ring::new_offered(cqe, CQE_SIZE, user.as_ref())?;
         if let Some(u) = &user {
             u.respond(&info.to_bytes())?;
         }
         let old = {
-            let mut ring = self.ring.lock();
-            let (g, buf) = (ring.geometry(), ring.buf());
-            // rxe keeps no private producer yet (nothing produces CQEs before the data path):
-            // the header's, masked, stands in for it.
-            let producer = g.mask(RawIndex::new(buf.load_acquire(PRODUCER_INDEX_OFFSET)));
-            let consumer = RawIndex::new(buf.load_acquire(CONSUMER_INDEX_OFFSET));
-            let ends = g.ends(QueueType::ToClient, producer, consumer);
+            let mut cq = self.shared.ring.lock();
+            let g = *cq.ring.geometry();
+            let ends = g.ends(QueueType::ToClient, cq.producer, cq.ring.shared_consumer());
             let plan = g
                 .resize(QueueType::ToClient, &ends, new.geometry(), Index::ZERO)
                 .map_err(errno)?;
             for copy in plan.copies() {
-                new.buf().copy_from(buf, copy.from, copy.to)?;
+                new.buf().copy_from(cq.ring.buf(), copy.from, copy.to)?;
             }
-            new.buf()
-                .store_release(PRODUCER_INDEX_OFFSET, plan.new_producer().get());
-            core::mem::replace(&mut *ring, new)
+            new.publish_producer(plan.new_producer());
+            cq.producer = plan.new_producer();
+            core::mem::replace(&mut cq.ring, new)
         };
         // The old ring is freed outside the lock (vfree may sleep); pages user space still maps
         // stay alive through their own references.
         drop(old);
-        Ok(self.ring.lock().geometry().capacity())
+        let old_offer = core::mem::replace(&mut *self.offer.lock(), new_offer);
+        drop(old_offer);
+        Ok(self.shared.ring.lock().ring.geometry().capacity())
     }
 
     /// `rxe_req_notify_cq`: arms the CQ; with `IB_CQ_REPORT_MISSED_EVENTS`, says whether
     /// completions are already waiting.
     pub(crate) fn req_notify(&self, flags: u32) -> bool {
-        self.notify.fetch_or(flags & IB_CQ_SOLICITED_MASK, Relaxed);
+        self.shared
+            .notify
+            .fetch_or(flags & IB_CQ_SOLICITED_MASK, Relaxed);
         if flags & IB_CQ_REPORT_MISSED_EVENTS == 0 {
             return false;
         }
-        // The consumer's view (`QUEUE_TYPE_TO_ULP`): its index as stored, ours with acquire.
-        let ring = self.ring.lock();
-        let (g, buf) = (ring.geometry(), ring.buf());
-        let consumer = g.mask(RawIndex::new(buf.load_acquire(CONSUMER_INDEX_OFFSET)));
-        let producer = RawIndex::new(buf.load_acquire(PRODUCER_INDEX_OFFSET));
-        !g.ends(QueueType::ToUlp, consumer, producer).is_empty()
+        let cq = self.shared.ring.lock();
+        let ends =
+            cq.ring
+                .geometry()
+                .ends(QueueType::ToClient, cq.producer, cq.ring.shared_consumer());
+        !ends.is_empty()
+    }
+}
+
+impl CqShared {
+    /// `rxe_cq_post`: writes a completion, then calls the completion handler if the CQ is
+    /// armed for it. A full CQ raises `IB_EVENT_CQ_ERR` and loses the completion (`EBUSY`).
+    pub(crate) fn post(&self, wc: &UverbsWc, solicited: bool) -> Result {
+        let mut cqe = [0u8; CQE_SIZE as usize];
+        wc.write(&mut cqe).map_err(|_| EINVAL)?;
+        {
+            let mut cq = self.ring.lock();
+            let g = *cq.ring.geometry();
+            let ends = g.ends(QueueType::ToClient, cq.producer, cq.ring.shared_consumer());
+            if ends.is_full() {
+                drop(cq);
+                self.handle.event(IbEvent::CqErr);
+                return Err(EBUSY);
+            }
+            cq.ring.write_slot(cq.producer, &cqe)?;
+            cq.producer = g.next_index(cq.producer);
+            cq.ring.publish_producer(cq.producer);
+        }
+        let armed = self.notify.load(Relaxed);
+        if armed & IB_CQ_NEXT_COMP != 0 || (armed & IB_CQ_SOLICITED != 0 && solicited) {
+            self.notify.store(0, Relaxed);
+            self.handle.notify();
+        }
+        Ok(())
     }
 }

@@ -3,32 +3,35 @@
 //! An rxe device: one ib_device over one net device, with the C driver's attributes
 //! (`rxe.c`, `rxe_verbs.c`), created by `rdma link add` and removed with its netdev.
 
-use crate::ib::qp::{QpAttrs, QpInit};
+use crate::ib::qp::{QpAttrs, QpInit, QpLinks};
 use crate::ib::{
     consts::*,
     device::{
         self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
-        PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
+        PdId, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
     },
+    handles::{CqHandle, SrqHandle},
     netdev::{NetDev, NetdevEvent, NetdevListener},
     uqueue::UserReq,
 };
-use crate::net::{
-    skb::SkBuff,
-    tunnel::{PacketReceiver, TunnelUser},
-};
+use crate::net::tunnel::TunnelUser;
 use crate::proto::params::{self, IbMtu, ObjectCount};
-use crate::proto::{av::GlobalRoute, qp_state::QpCap};
+use crate::proto::{
+    av::{AddressVector, GlobalRoute},
+    qp_state::QpCap,
+};
 use crate::rxe::{
     ah::RxeAh,
     cq::RxeCq,
-    mr::{RxeMr, RxeMw},
+    mr::{MrShared, RxeMr, RxeMw},
     pool::IndexPool,
-    qp::RxeQp,
+    qp::{QpShared, RxeQp},
+    recv::RxeReceiver,
     srq::RxeSrq,
+    table::Table,
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 /// Per-device state (the C `struct rxe_dev`, minus what ib_core already holds).
 pub(crate) struct RxeDev {
@@ -56,6 +59,11 @@ pub(crate) struct RxeDev {
     pub(crate) gsi_taken: AtomicBool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
+    /// QPs by number, MRs by key index, address vectors by AH number: what packets and work
+    /// requests name.
+    qps: Pin<KBox<Table<QpShared>>>,
+    mrs_by_key: Pin<KBox<Table<MrShared>>>,
+    ahs: Pin<KBox<Table<AddressVector>>>,
 }
 
 impl RxeDev {
@@ -78,7 +86,42 @@ impl RxeDev {
             srq_pool: IndexPool::new(params::MIN_SRQ_INDEX, params::MAX_SRQ_INDEX)?,
             gsi_taken: AtomicBool::new(false),
             tunnel,
+            qps: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            mrs_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            ahs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
         })
+    }
+
+    pub(crate) fn qps_table(&self) -> &Table<QpShared> {
+        &self.qps
+    }
+
+    pub(crate) fn mrs_table(&self) -> &Table<MrShared> {
+        &self.mrs_by_key
+    }
+
+    pub(crate) fn ahs_table(&self) -> &Table<AddressVector> {
+        &self.ahs
+    }
+
+    /// The QP numbered `qpn`.
+    pub(crate) fn qp(&self, qpn: u32) -> Option<Arc<QpShared>> {
+        self.qps.get(qpn)
+    }
+
+    /// The MR with key `key` (index `key >> 8`; the caller checks the whole key).
+    pub(crate) fn mr(&self, key: u32) -> Option<Arc<MrShared>> {
+        self.mrs_by_key.get(key >> 8)
+    }
+
+    /// The address vector of AH number `ah_num`.
+    pub(crate) fn ah_av(&self, ah_num: u32) -> Option<AddressVector> {
+        self.ahs.get(ah_num).map(|av| *av)
+    }
+
+    /// The active MTU in bytes.
+    pub(crate) fn active_mtu_bytes(&self) -> u32 {
+        IbMtu::from_raw(self.active_mtu.load(Relaxed)).map_or(256, |m| m.bytes())
     }
 
     pub(crate) fn mr_pool(&self) -> &IndexPool {
@@ -150,7 +193,7 @@ impl RxeDev {
         attr.local_ca_ack_delay = params::LOCAL_CA_ACK_DELAY;
     }
 
-    fn count(&self, counter: Counter) {
+    pub(crate) fn count(&self, counter: Counter) {
         self.counters[counter as usize].fetch_add(1, Relaxed);
     }
 
@@ -175,10 +218,10 @@ impl RxeDev {
 }
 
 /// The hardware counters, in the C driver's order (`rxe_hw_counters.h`); names in
-/// [`RxeDev::COUNTER_NAMES`]. Only `LinkDowned` moves until the data path exists.
+/// [`RxeDev::COUNTER_NAMES`].
 #[allow(dead_code)]
 #[derive(Clone, Copy)]
-enum Counter {
+pub(crate) enum Counter {
     SentPkts,
     RcvdPkts,
     DupReq,
@@ -397,8 +440,13 @@ impl DeviceOps for RxeDev {
         dev.data().pds.put();
     }
 
-    fn create_cq(dev: &Device<Self>, attr: &CqInit, user: Option<UserReq>) -> Result<(RxeCq, u32)> {
-        with_count(&dev.data().cqs, || RxeCq::create(attr, user))
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInit,
+        user: Option<UserReq>,
+        handle: CqHandle,
+    ) -> Result<(RxeCq, u32)> {
+        with_count(&dev.data().cqs, || RxeCq::create(attr, user, handle))
     }
 
     fn resize_cq(_dev: &Device<Self>, cq: &RxeCq, cqe: u32, user: Option<UserReq>) -> Result<u32> {
@@ -415,16 +463,17 @@ impl DeviceOps for RxeDev {
         Ok(cq.req_notify(flags))
     }
 
-    fn get_dma_mr(dev: &Device<Self>, _access: i32) -> Result<(RxeMr, u32)> {
-        with_count(&dev.data().mrs, || RxeMr::dma(dev))
+    fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: i32) -> Result<(RxeMr, u32)> {
+        with_count(&dev.data().mrs, || RxeMr::dma(dev, pd, access))
     }
 
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(RxeMr, u32)> {
         with_count(&dev.data().mrs, || RxeMr::user(dev, req))
     }
 
-    fn dereg_mr(dev: &Device<Self>, _mr: &RxeMr) -> Result {
+    fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {
         // No memory window can be bound to an MR yet (the C driver refuses while bound).
+        mr.deregister(dev);
         dev.data().mrs.put();
         Ok(())
     }
@@ -439,22 +488,29 @@ impl DeviceOps for RxeDev {
 
     fn create_ah(dev: &Device<Self>, attr: &AhInit, user: Option<UserReq>) -> Result<RxeAh> {
         // The AH pool's range is its bound (`RXE_MAX_AH`): no separate count needed.
-        RxeAh::create(dev.data(), attr, user)
+        let ah = RxeAh::create(dev.data(), attr, user)?;
+        dev.data()
+            .ahs_table()
+            .insert(ah.num(), Arc::new(*ah.av(), GFP_ATOMIC)?)?;
+        Ok(ah)
     }
 
     fn query_ah(_dev: &Device<Self>, ah: &RxeAh) -> (u32, GlobalRoute) {
         ah.query()
     }
 
-    fn destroy_ah(_dev: &Device<Self>, _ah: &RxeAh) {}
+    fn destroy_ah(dev: &Device<Self>, ah: &RxeAh) {
+        drop(dev.data().ahs_table().remove(ah.num()));
+    }
 
     fn create_srq(
         dev: &Device<Self>,
         attr: &mut SrqAttr,
         srq_type: u32,
         user: Option<UserReq>,
+        handle: SrqHandle,
     ) -> Result<(RxeSrq, u32)> {
-        RxeSrq::create(dev.data(), attr, srq_type, user)
+        RxeSrq::create(dev.data(), attr, srq_type, user, handle)
     }
 
     fn modify_srq(
@@ -476,9 +532,14 @@ impl DeviceOps for RxeDev {
     fn create_qp(
         dev: &Device<Self>,
         init: &mut QpInit,
+        links: QpLinks<'_, Self>,
         user: Option<UserReq>,
     ) -> Result<(RxeQp, u32)> {
-        RxeQp::create(dev, init, user)
+        RxeQp::create(dev, init, links, user)
+    }
+
+    fn post_send_user(_dev: &Device<Self>, qp: &RxeQp) -> Result {
+        qp.post_send_user()
     }
 
     fn modify_qp(_dev: &Device<Self>, qp: &RxeQp, attr: &QpAttrs, mask: u32) -> Result {
@@ -491,7 +552,7 @@ impl DeviceOps for RxeDev {
 
     fn destroy_qp(dev: &Device<Self>, qp: &RxeQp) -> Result {
         // No multicast attach exists yet (the C driver refuses with EBUSY while attached).
-        qp.destroy(dev.data());
+        qp.destroy(dev);
         Ok(())
     }
 }
@@ -526,15 +587,5 @@ impl NetdevListener for RxeNetdevListener {
             }
             NetdevEvent::Other(_) => {}
         }
-    }
-}
-
-/// RoCEv2 packets from the tunnel sockets. The transport (receive dispatch, responder,
-/// completer) is not there yet: every packet is dropped.
-pub(crate) struct RxeReceiver;
-
-impl PacketReceiver for RxeReceiver {
-    fn receive(skb: SkBuff) {
-        drop(skb);
     }
 }

@@ -4,10 +4,16 @@
 //! No `unsafe` and no raw bindings here.
 
 pub(crate) mod ah;
+pub(crate) mod comp;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod engine;
 pub(crate) mod mr;
 pub(crate) mod pool;
 pub(crate) mod qp;
+pub(crate) mod recv;
+pub(crate) mod req;
+pub(crate) mod resp;
 pub(crate) mod ring;
 pub(crate) mod srq;
+pub(crate) mod table;

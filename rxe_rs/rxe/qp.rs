@@ -5,23 +5,35 @@
 //! `modify_qp`, and `query_qp`. Moving work through the rings is the data path's.
 
 use super::{
+    cq::CqShared,
     device::RxeDev,
+    engine::Engine,
     pool::PoolIndex,
     ring::{errno, Ring},
+    srq::SrqShared,
 };
 use crate::ib::{
-    device::Device,
-    qp::{QpAttrs, QpAv, QpInit},
-    uqueue::{MmapInfo, UserReq},
+    device::{Device, DeviceRef, PdId},
+    handles::{BhDisabled, QpHandle},
+    qp::{QpAttrs, QpAv, QpInit, QpLinks},
+    timer::Timer,
+    uqueue::{MmapInfo, MmapOffer, UserReq},
 };
+use crate::net::skb::SkbQueue;
 use crate::proto::{
     av::{AddressVector, NetworkType},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
     queue::{recv_wqe_size, send_wqe_size},
+    task::TaskState,
 };
-use core::sync::atomic::Ordering;
-use kernel::{new_mutex, prelude::*, sync::Mutex};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    new_spinlock, new_work,
+    prelude::*,
+    sync::{Arc, Completion, SpinLock},
+    workqueue::Work,
+};
 
 /// `struct rxe_create_qp_resp { struct mminfo rq_mi, sq_mi; }`.
 const CREATE_QP_RESP_LEN: usize = 32;
@@ -34,30 +46,78 @@ enum Qpn {
     Gsi,
 }
 
-/// An rxe QP.
+/// Timer ids of a QP.
+pub(crate) const RETRANSMIT_TIMER: u8 = 0;
+pub(crate) const RNR_TIMER: u8 = 1;
+
+/// An rxe QP: the object in ib_core's allocation. The data path holds [`QpShared`].
 pub(crate) struct RxeQp {
     qpn: Qpn,
-    qp_type: QpType,
-    has_srq: bool,
-    /// The send ring (read by the data path, still to come; held for user space until then).
-    _sq: Ring,
-    /// The receive ring, `None` when receives come from an SRQ.
-    _rq: Option<Ring>,
+    shared: Arc<QpShared>,
+    /// The mmap offers of the rings, withdrawn (process context) when the QP goes.
+    _offers: [Option<MmapOffer>; 2],
     /// The capabilities as made (`sq.max_wr`…), reported by `query_qp`.
     cap: QpCap,
-    state: Pin<KBox<Mutex<QpNowState>>>,
 }
 
-/// What `modify_qp` changes, under the QP's lock.
-struct QpNowState {
-    attrs: QpAttrs,
-    /// The primary and alternate address vectors (`qp->pri_av`, `qp->alt_av`).
-    pri_av: Option<AddressVector>,
-    alt_av: Option<AddressVector>,
+/// Everything the data path needs of a QP; shared with the device's QP table, the task's
+/// work item, and packets in flight to it.
+#[pin_data]
+pub(crate) struct QpShared {
+    pub(crate) qpn: u32,
+    pub(crate) qp_type: QpType,
+    pub(crate) pd: PdId,
+    pub(crate) is_user: bool,
+    /// The device, held while the QP exists (ib_core destroys QPs before it waits for the
+    /// last device reference).
+    pub(crate) dev: DeviceRef<RxeDev>,
+    pub(crate) handle: QpHandle,
+    /// The UDP source port of this QP's packets (`rxe_qp_init_req`).
+    pub(crate) src_port: u16,
+    /// Scheduling of the QP's engine (requester, completer, responder).
+    pub(crate) task: TaskState,
+    /// The QP state, mirrored for the receive path (which does not take the engine lock).
+    pub(crate) state_mirror: AtomicU32,
+    #[pin]
+    pub(crate) work: Work<QpShared>,
+    #[pin]
+    pub(crate) drained: Completion,
+    /// Requests for the responder.
+    #[pin]
+    pub(crate) req_pkts: SkbQueue,
+    /// Acknowledgements and read/atomic responses for the completer.
+    #[pin]
+    pub(crate) resp_pkts: SkbQueue,
+    #[pin]
+    pub(crate) retransmit_timer: Timer<QpShared>,
+    #[pin]
+    pub(crate) rnr_timer: Timer<QpShared>,
+    /// The engine's state and the attributes, taken in softirq context (the engine's) or with
+    /// bottom halves disabled.
+    #[pin]
+    pub(crate) eng: SpinLock<Engine>,
+    pub(crate) sq: Ring,
+    pub(crate) rq: Option<Ring>,
+    pub(crate) srq: Option<Arc<SrqShared>>,
+    pub(crate) scq: Arc<CqShared>,
+    pub(crate) rcq: Arc<CqShared>,
+    /// Limits of the send and receive WQEs (`max_sge`, `max_inline`).
+    pub(crate) cap: QpCap,
+    /// `IB_SIGNAL_ALL_WR`.
+    pub(crate) sq_sig_all: bool,
+}
+
+kernel::impl_has_work! {
+    impl HasWork<QpShared> for QpShared { self.work }
 }
 
 fn state(raw: u32) -> QpState {
     QpState::from_raw(raw).unwrap_or(QpState::Reset)
+}
+
+/// `hash_32(qpn, 14)`: spreads QPs over UDP source ports (ECMP), as the C driver.
+fn src_port(qpn: u32) -> u16 {
+    0xc000 | ((qpn.wrapping_mul(0x61c8_8647) >> (32 - 14)) as u16 & 0x3fff)
 }
 
 impl RxeQp {
@@ -65,6 +125,7 @@ impl RxeQp {
     pub(crate) fn create(
         dev: &Device<RxeDev>,
         init: &mut QpInit,
+        links: QpLinks<'_, RxeDev>,
         user: Option<UserReq>,
     ) -> Result<(Self, u32)> {
         if let Some(u) = &user {
@@ -92,32 +153,44 @@ impl RxeQp {
         } else {
             Qpn::Pool(rxe.qp_pool().take()?)
         };
-        let qp = Self::make(qp_type, init, user, qpn).inspect_err(|_| {
+        let qp = Self::make(dev, qp_type, init, links, user, qpn).inspect_err(|_| {
             if matches!(qp_type, QpType::Gsi) {
                 rxe.gsi_taken.store(false, Ordering::Release);
             }
         })?;
-        let num = qp.qp_num();
+        let num = qp.shared.qpn;
         Ok((qp, num))
     }
 
-    fn make(qp_type: QpType, init: &mut QpInit, user: Option<UserReq>, qpn: Qpn) -> Result<Self> {
+    fn make(
+        dev: &Device<RxeDev>,
+        qp_type: QpType,
+        init: &mut QpInit,
+        links: QpLinks<'_, RxeDev>,
+        user: Option<UserReq>,
+        qpn: Qpn,
+    ) -> Result<Self> {
+        let num = match &qpn {
+            Qpn::Pool(index) => index.get(),
+            Qpn::Gsi => GSI_QPN,
+        };
         // rxe_init_sq: SGEs and inline data share the WQE's data area, reported back in full.
         let sq_size = send_wqe_size(init.cap.max_send_sge, init.cap.max_inline_data);
-        let (sq, sq_mi) = Ring::new(init.cap.max_send_wr, sq_size.elem_size, user.as_ref())?;
+        let (sq, sq_mi, sq_offer) =
+            Ring::new_offered(init.cap.max_send_wr, sq_size.elem_size, user.as_ref())?;
         init.cap.max_send_wr = sq.geometry().capacity();
         init.cap.max_send_sge = sq_size.max_sge;
         init.cap.max_inline_data = sq_size.max_inline;
-        let (rq, rq_mi) = if init.has_srq {
-            (None, MmapInfo::default())
+        let (rq, rq_mi, rq_offer) = if init.has_srq {
+            (None, MmapInfo::default(), None)
         } else {
-            let (rq, mi) = Ring::new(
+            let (rq, mi, offer) = Ring::new_offered(
                 init.cap.max_recv_wr,
                 recv_wqe_size(init.cap.max_recv_sge),
                 user.as_ref(),
             )?;
             init.cap.max_recv_wr = rq.geometry().capacity();
-            (Some(rq), mi)
+            (Some(rq), mi, offer)
         };
         if let Some(u) = &user {
             let mut resp = [0u8; CREATE_QP_RESP_LEN];
@@ -137,42 +210,68 @@ impl RxeQp {
             },
             ..Default::default()
         };
+        let engine = Engine::new(attrs, sq.geometry())?;
+        let dev_ref = DeviceRef::get(dev).ok_or(ENODEV)?;
+        let (cap, sq_sig_all) = (init.cap, init.sq_sig_all);
+        let shared = Arc::pin_init(
+            pin_init!(QpShared {
+                qpn: num,
+                qp_type,
+                pd: links.pd,
+                is_user: user.is_some(),
+                dev: dev_ref,
+                handle: links.handle,
+                src_port: src_port(num),
+                task: TaskState::new(),
+                state_mirror: AtomicU32::new(QpState::Reset as u32),
+                work <- new_work!("rxe_rs_qp"),
+                drained <- Completion::new(),
+                req_pkts <- SkbQueue::new(),
+                resp_pkts <- SkbQueue::new(),
+                retransmit_timer <- Timer::new(RETRANSMIT_TIMER),
+                rnr_timer <- Timer::new(RNR_TIMER),
+                eng <- new_spinlock!(engine),
+                sq,
+                rq,
+                srq: links.srq.map(|s| s.shared().clone()),
+                scq: links.send_cq.shared().clone(),
+                rcq: links.recv_cq.shared().clone(),
+                cap,
+                sq_sig_all,
+            }),
+            GFP_KERNEL,
+        )?;
+        dev.data().qps_table().insert(num, shared.clone())?;
         Ok(Self {
             qpn,
-            qp_type,
-            has_srq: init.has_srq,
-            _sq: sq,
-            _rq: rq,
-            cap: init.cap,
-            state: KBox::pin_init(
-                new_mutex!(QpNowState {
-                    attrs,
-                    pri_av: None,
-                    alt_av: None
-                }),
-                GFP_KERNEL,
-            )?,
+            shared,
+            _offers: [sq_offer, rq_offer],
+            cap,
         })
     }
 
-    fn qp_num(&self) -> u32 {
-        match &self.qpn {
-            Qpn::Pool(index) => index.get(),
-            Qpn::Gsi => GSI_QPN,
+    /// The doorbell: the requester has work (user space posted to the send queue).
+    pub(crate) fn post_send_user(&self) -> Result {
+        if self.shared.state_hint() == QpState::Reset {
+            return Err(EINVAL);
         }
+        self.shared.kick();
+        Ok(())
     }
 
     /// `rxe_modify_qp`: the checks (`proto::qp_state::chk_modify`, the AV checks of
     /// `rxe_av_chk_attr`), then the attributes as `rxe_qp_from_attr` stores them.
     pub(crate) fn modify(&self, attr: &QpAttrs, mask: u32) -> Result {
         use qp_state::*;
-        let mut guard = self.state.lock();
+        let _bh = BhDisabled::new();
+        let mut guard = self.shared.eng.lock();
         let now = QpNow {
-            qp_type: self.qp_type,
+            qp_type: self.shared.qp_type,
             state: state(guard.attrs.qp_state),
             sq_draining: false,
-            has_srq: self.has_srq,
+            has_srq: self.shared.srq.is_some(),
         };
+        let old_state = state(guard.attrs.qp_state);
         let check = ModifyAttr {
             qp_state: state(attr.qp_state),
             cur_qp_state: state(attr.cur_qp_state),
@@ -263,22 +362,48 @@ impl RxeQp {
             IB_QP_PATH_MIG_STATE => path_mig_state = attr.path_mig_state;
             IB_QP_DEST_QPN => dest_qp_num = attr.dest_qp_num;
         }
+        // What the engine takes from the new attributes (`rxe_qp_from_attr`'s side effects).
+        let new_state = state(guard.attrs.qp_state);
+        guard.modified(mask, old_state, new_state);
+        self.shared
+            .state_mirror
+            .store(new_state as u32, Ordering::Relaxed);
+        drop(guard);
+        drop(_bh);
+        if new_state != old_state && matches!(new_state, QpState::Rts | QpState::Err) {
+            // Start sending what was posted early, or flush everything.
+            self.shared.kick();
+        }
         Ok(())
     }
 
     /// `rxe_query_qp`: the stored attributes, the current state as both states, the caps.
     pub(crate) fn query(&self) -> (QpAttrs, QpCap) {
-        let mut attrs = self.state.lock().attrs;
+        let _bh = BhDisabled::new();
+        let mut attrs = self.shared.eng.lock().attrs;
         attrs.cur_qp_state = attrs.qp_state;
         attrs.cap = self.cap;
         (attrs, self.cap)
     }
 
-    /// `rxe_destroy_qp`: gives the GSI number back (the C driver never does: a second GSI QP
-    /// could never be made).
-    pub(crate) fn destroy(&self, rxe: &RxeDev) {
+    /// `rxe_destroy_qp`: out of the QP table, the engine drained and its timers stopped, the
+    /// GSI number given back (the C driver never does: a second GSI QP could never be made).
+    pub(crate) fn destroy(&self, dev: &Device<RxeDev>) {
+        drop(dev.data().qps_table().remove(self.shared.qpn));
+        self.shared.drain();
+        self.shared.retransmit_timer.shutdown();
+        self.shared.rnr_timer.shutdown();
+        self.shared.req_pkts.purge();
+        self.shared.resp_pkts.purge();
         if matches!(self.qpn, Qpn::Gsi) {
-            rxe.gsi_taken.store(false, Ordering::Release);
+            dev.data().gsi_taken.store(false, Ordering::Release);
         }
+    }
+}
+
+impl QpShared {
+    /// The QP state as last set, without the engine lock.
+    pub(crate) fn state_hint(&self) -> QpState {
+        state(self.state_mirror.load(Ordering::Relaxed))
     }
 }

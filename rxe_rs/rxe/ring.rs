@@ -5,7 +5,10 @@
 
 use crate::ib::uqueue::{self, MmapInfo, MmapOffer, QueueBuf, UserReq};
 use crate::proto::{
-    queue::{Geometry, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET},
+    queue::{
+        Geometry, Index, RawIndex, CONSUMER_INDEX_OFFSET, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET,
+        PRODUCER_INDEX_OFFSET,
+    },
     Errno,
 };
 use kernel::{prelude::*, sync::Arc};
@@ -15,41 +18,34 @@ pub(crate) fn errno(e: Errno) -> Error {
     Error::from_errno(e.to_errno())
 }
 
-/// One ring.
+/// One ring. Its mmap offer (for user-space queues) is kept apart by the verb object that made
+/// it: withdrawing an offer takes a mutex, and rings may be dropped in softirq context.
 pub(crate) struct Ring {
     geometry: Geometry,
     buf: Arc<QueueBuf>,
-    _mmap: Option<MmapOffer>,
 }
 
 impl Ring {
     /// A ring of at least `num_elem` elements of `elem_size` bytes; for a user queue, offered
-    /// for mmap, with the `mminfo` to tell user space.
-    pub(crate) fn new(
+    /// for mmap, with the `mminfo` to tell user space and the offer to keep.
+    pub(crate) fn new_offered(
         num_elem: u32,
         elem_size: u32,
         user: Option<&UserReq>,
-    ) -> Result<(Self, MmapInfo)> {
+    ) -> Result<(Self, MmapInfo, Option<MmapOffer>)> {
         let geometry =
             Geometry::new(num_elem, elem_size, uqueue::cache_line_size()).map_err(errno)?;
         let buf = QueueBuf::new(geometry.buf_size())?;
         buf.store_release(LOG2_ELEM_SIZE_OFFSET, geometry.log2_elem_size());
         buf.store_release(INDEX_MASK_OFFSET, geometry.index_mask());
-        let (info, mmap) = match user {
+        let (info, offer) = match user {
             Some(u) => {
                 let (info, offer) = u.offer(&buf, geometry.mmap_size(4096).ok_or(ENOMEM)?)?;
                 (info, Some(offer))
             }
             None => (MmapInfo::default(), None),
         };
-        Ok((
-            Self {
-                geometry,
-                buf,
-                _mmap: mmap,
-            },
-            info,
-        ))
+        Ok((Self { geometry, buf }, info, offer))
     }
 
     /// The kernel's own copy of the sizes (never the user-writable header's).
@@ -60,5 +56,43 @@ impl Ring {
     /// The shared buffer.
     pub(crate) fn buf(&self) -> &QueueBuf {
         &self.buf
+    }
+}
+
+impl Ring {
+    /// The producer index in the shared header, as loaded (acquire): untrusted.
+    pub(crate) fn shared_producer(&self) -> RawIndex {
+        RawIndex::new(self.buf.load_acquire(PRODUCER_INDEX_OFFSET))
+    }
+
+    /// The consumer index in the shared header, as loaded (acquire): untrusted.
+    pub(crate) fn shared_consumer(&self) -> RawIndex {
+        RawIndex::new(self.buf.load_acquire(CONSUMER_INDEX_OFFSET))
+    }
+
+    /// Publishes our producer index (release: the slot is written before).
+    pub(crate) fn publish_producer(&self, index: Index) {
+        self.buf.store_release(PRODUCER_INDEX_OFFSET, index.get());
+    }
+
+    /// Publishes our consumer index (release: we are done reading the slot).
+    pub(crate) fn publish_consumer(&self, index: Index) {
+        self.buf.store_release(CONSUMER_INDEX_OFFSET, index.get());
+    }
+
+    /// Copies slot `index` (at most `out.len()` bytes of it) into `out`.
+    pub(crate) fn read_slot(&self, index: Index, out: &mut [u8]) -> Result {
+        let slot = self.geometry.slot(index);
+        let n = out.len().min(slot.len());
+        self.buf.read(slot.start, &mut out[..n])
+    }
+
+    /// Writes `bytes` (at most a slot) into slot `index`.
+    pub(crate) fn write_slot(&self, index: Index, bytes: &[u8]) -> Result {
+        let slot = self.geometry.slot(index);
+        if bytes.len() > slot.len() {
+            return Err(EINVAL);
+        }
+        self.buf.write(slot.start, bytes)
     }
 }

@@ -3,10 +3,21 @@
 //! Shared receive queues, control path (`rxe_srq.c`, the SRQ verbs of `rxe_verbs.c`).
 
 use super::{device::RxeDev, pool::PoolIndex, ring::Ring};
-use crate::ib::{device::SrqAttr, uqueue::UserReq};
-use crate::proto::{params, queue::recv_wqe_size};
+use crate::ib::{
+    device::SrqAttr,
+    handles::{IbEvent, SrqHandle},
+    uqueue::{MmapOffer, UserReq},
+};
+use crate::proto::{
+    params,
+    queue::{recv_wqe_size, Index, QueueType},
+};
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use kernel::prelude::*;
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, SpinLockIrq},
+};
 
 /// `struct rxe_create_srq_resp { struct mminfo mi; u32 srq_num; u32 reserved; }`.
 const CREATE_SRQ_RESP_LEN: usize = 24;
@@ -19,10 +30,57 @@ const IB_SRQ_LIMIT: u32 = 2;
 /// An rxe SRQ.
 pub(crate) struct RxeSrq {
     _srq_num: PoolIndex,
-    /// The receive ring (consumed by the data path, still to come).
+    shared: Arc<SrqShared>,
+    _offer: Option<MmapOffer>,
+}
+
+/// A ring and rxe's private consumer index.
+struct SrqRing {
     ring: Ring,
-    max_sge: u32,
+    consumer: Index,
+}
+
+/// What QPs on the SRQ use.
+#[pin_data]
+pub(crate) struct SrqShared {
+    #[pin]
+    ring: SpinLockIrq<SrqRing>,
+    pub(crate) max_sge: u32,
     limit: AtomicU32,
+    handle: SrqHandle,
+}
+
+impl SrqShared {
+    /// `get_srq_wqe`: copies the oldest receive WQE into `out` and consumes it; raises
+    /// `IB_EVENT_SRQ_LIMIT_REACHED` (once per arming) when fewer than the limit are left.
+    pub(crate) fn take(&self, out: &mut [u8]) -> Option<()> {
+        let left = {
+            let mut srq = self.ring.lock();
+            let g = *srq.ring.geometry();
+            let ends = g.ends(
+                QueueType::FromClient,
+                srq.consumer,
+                srq.ring.shared_producer(),
+            );
+            if ends.is_empty() {
+                return None;
+            }
+            srq.ring.read_slot(srq.consumer, out).ok()?;
+            srq.consumer = g.next_index(srq.consumer);
+            srq.ring.publish_consumer(srq.consumer);
+            ends.count() - 1
+        };
+        let limit = self.limit.load(Relaxed);
+        if limit != 0 && left < limit && self.limit.swap(0, Relaxed) != 0 {
+            self.handle.event(IbEvent::SrqLimitReached);
+        }
+        Some(())
+    }
+
+    /// Bytes of one WQE slot.
+    pub(crate) fn slot_size(&self) -> usize {
+        self.ring.lock().ring.geometry().slot_size() as usize
+    }
 }
 
 impl RxeSrq {
@@ -33,6 +91,7 @@ impl RxeSrq {
         attr: &mut SrqAttr,
         srq_type: u32,
         user: Option<UserReq>,
+        handle: SrqHandle,
     ) -> Result<(Self, u32)> {
         if user
             .as_ref()
@@ -51,7 +110,8 @@ impl RxeSrq {
         }
         let max_sge = attr.max_sge.max(1);
         let srq_num = rxe.srq_pool().take()?;
-        let (ring, info) = Ring::new(attr.max_wr, recv_wqe_size(max_sge), user.as_ref())?;
+        let (ring, info, offer) =
+            Ring::new_offered(attr.max_wr, recv_wqe_size(max_sge), user.as_ref())?;
         if let Some(u) = &user {
             let mut resp = [0u8; CREATE_SRQ_RESP_LEN];
             resp[..16].copy_from_slice(&info.to_bytes());
@@ -60,12 +120,20 @@ impl RxeSrq {
         }
         attr.max_wr = ring.geometry().capacity();
         let num = srq_num.get();
+        let shared = Arc::pin_init(
+            pin_init!(SrqShared {
+                ring <- new_spinlock_irq!(SrqRing { ring, consumer: Index::ZERO }),
+                max_sge,
+                limit: AtomicU32::new(attr.srq_limit),
+                handle,
+            }),
+            GFP_KERNEL,
+        )?;
         Ok((
             Self {
                 _srq_num: srq_num,
-                ring,
-                max_sge,
-                limit: AtomicU32::new(attr.srq_limit),
+                shared,
+                _offer: offer,
             },
             num,
         ))
@@ -84,11 +152,11 @@ impl RxeSrq {
             // Checked against our own copy of the ring size: the C driver reads the
             // user-writable header here.
             if attr.srq_limit > params::MAX_SRQ_WR
-                || attr.srq_limit > self.ring.geometry().index_mask()
+                || attr.srq_limit > self.shared.ring.lock().ring.geometry().index_mask()
             {
                 return Err(EINVAL);
             }
-            self.limit.store(attr.srq_limit, Relaxed);
+            self.shared.limit.store(attr.srq_limit, Relaxed);
         }
         Ok(())
     }
@@ -96,9 +164,16 @@ impl RxeSrq {
     /// `rxe_query_srq`.
     pub(crate) fn query(&self) -> SrqAttr {
         SrqAttr {
-            max_wr: self.ring.geometry().index_mask(),
-            max_sge: self.max_sge,
-            srq_limit: self.limit.load(Relaxed),
+            max_wr: self.shared.ring.lock().ring.geometry().index_mask(),
+            max_sge: self.shared.max_sge,
+            srq_limit: self.shared.limit.load(Relaxed),
         }
+    }
+}
+
+impl RxeSrq {
+    /// The part QPs hold.
+    pub(crate) fn shared(&self) -> &Arc<SrqShared> {
+        &self.shared
     }
 }

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The memory behind memory regions (`rxe_mr.c`): the pinned pages of a user MR, and kernel
+//! virtual addresses for DMA MRs (rxe's DMA addresses are kernel virtual addresses, as
+//! `ib_uses_virt_dma`).
+//!
+//! Pages stay pinned as long as the [`Umem`] they come from; [`PageList`] only names them.
+//! Its users never reach a page after the MR is invalidated: they check the MR's state and copy
+//! inside one RCU read-side section, and deregistration waits for a grace period before it
+//! unpins (see `rxe/mr.rs`).
+
+use super::device::Umem;
+use crate::ffi;
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+const PAGE_SHIFT: u32 = 12;
+const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
+
+/// The pages of a user MR, in order, and where the MR starts in the first one.
+pub(crate) struct PageList {
+    pages: KVec<NonNull<ffi::page>>,
+    first_offset: usize,
+}
+
+// SAFETY: `struct page` pointers are plain names of pinned memory, usable from any context.
+unsafe impl Send for PageList {}
+// SAFETY: as above; copying through them is synchronised by the MR's users.
+unsafe impl Sync for PageList {}
+
+impl PageList {
+    /// The pages of `umem` (`rxe_mr_fill_pages_from_sgt`).
+    pub(crate) fn new(umem: &Umem) -> Result<Self> {
+        // SAFETY: `umem` is a valid pinned umem.
+        let n = unsafe { ffi::rxe_rs_umem_num_pages(umem.as_raw()) } as usize;
+        let mut pages: KVec<NonNull<ffi::page>> = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut raw: KVec<*mut ffi::page> = KVec::with_capacity(n, GFP_KERNEL)?;
+        raw.resize(n, core::ptr::null_mut(), GFP_KERNEL)?;
+        // SAFETY: `raw` has room for `n` pointers; the shim writes at most `n`.
+        let got = unsafe { ffi::rxe_rs_umem_pages(umem.as_raw(), raw.as_mut_ptr(), n as _) };
+        let got = usize::try_from(got).map_err(|_| EINVAL)?;
+        for p in raw.iter().take(got) {
+            pages.push(NonNull::new(*p).ok_or(EINVAL)?, GFP_KERNEL)?;
+        }
+        // SAFETY: `umem` is valid.
+        let first_offset = unsafe { ffi::rxe_rs_umem_offset(umem.as_raw()) } as usize;
+        Ok(Self {
+            pages,
+            first_offset,
+        })
+    }
+
+    /// Bytes the pages hold from the MR's start.
+    pub(crate) fn capacity(&self) -> usize {
+        (self.pages.len() * PAGE_SIZE).saturating_sub(self.first_offset)
+    }
+
+    /// Walks `len` bytes from byte `offset` of the MR, page by page: `f(page, offset in page,
+    /// range in the caller's buffer)`. `EFAULT` past the end.
+    fn walk(
+        &self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(NonNull<ffi::page>, usize, core::ops::Range<usize>),
+    ) -> Result {
+        let end = offset.checked_add(len).ok_or(EFAULT)?;
+        if end > self.capacity() {
+            return Err(EFAULT);
+        }
+        let mut pos = offset + self.first_offset;
+        let mut done = 0;
+        while done < len {
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(len - done);
+            let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+            f(page, in_page, done..done + n);
+            pos += n;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `buf.len()` bytes at `offset` of the MR into `buf`.
+    pub(crate) fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
+        let ptr = buf.as_mut_ptr();
+        self.walk(offset, buf.len(), |page, in_page, r| {
+            // SAFETY: `page` is pinned (see the module doc); `in_page + r.len() <= PAGE_SIZE`;
+            // `r` lies in `buf`.
+            unsafe {
+                ffi::rxe_rs_page_copy(
+                    page.as_ptr(),
+                    in_page as u32,
+                    ptr.add(r.start).cast(),
+                    r.len() as u32,
+                    false,
+                )
+            }
+        })
+    }
+
+    /// Copies `buf` to `offset` of the MR.
+    pub(crate) fn write(&self, offset: usize, buf: &[u8]) -> Result {
+        let ptr = buf.as_ptr();
+        self.walk(offset, buf.len(), |page, in_page, r| {
+            // SAFETY: as in `read`; the shim only reads `buf`.
+            unsafe {
+                ffi::rxe_rs_page_copy(
+                    page.as_ptr(),
+                    in_page as u32,
+                    ptr.add(r.start).cast_mut().cast(),
+                    r.len() as u32,
+                    true,
+                )
+            }
+        })
+    }
+
+    /// An atomic on the aligned 8 bytes at `offset`: compare-and-swap (`Some(compare)`) or
+    /// fetch-and-add; the original value. `EINVAL` if misaligned.
+    pub(crate) fn atomic(&self, offset: usize, compare: Option<u64>, value: u64) -> Result<u64> {
+        let pos = offset.checked_add(self.first_offset).ok_or(EFAULT)?;
+        if pos % 8 != 0 {
+            return Err(EINVAL);
+        }
+        if offset.checked_add(8).ok_or(EFAULT)? > self.capacity() {
+            return Err(EFAULT);
+        }
+        let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+        let in_page = (pos % PAGE_SIZE) as u32;
+        // SAFETY: the page is pinned; the 8 aligned bytes lie inside it.
+        Ok(unsafe {
+            match compare {
+                Some(cmp) => ffi::rxe_rs_page_atomic_cmpxchg(page.as_ptr(), in_page, cmp, value),
+                None => ffi::rxe_rs_page_atomic_add(page.as_ptr(), in_page, value),
+            }
+        })
+    }
+}
+
+/// Memory a kernel ULP reaches through a DMA MR: its addresses are kernel virtual addresses it
+/// vouches for, exactly as the C driver trusts them (`rxe_mr_copy` for `IB_MR_TYPE_DMA`).
+pub(crate) struct KernelMem;
+
+impl KernelMem {
+    /// Copies `buf.len()` bytes at kernel address `addr` into `buf`.
+    pub(crate) fn read(addr: u64, buf: &mut [u8]) {
+        // SAFETY: DMA MRs only exist for kernel PDs; their users post kernel addresses of
+        // buffers they own for the duration of the work request (the verbs contract).
+        unsafe { ffi::rxe_rs_kva_copy(addr, buf.as_mut_ptr().cast(), buf.len() as u32, false) }
+    }
+
+    /// Copies `buf` to kernel address `addr`.
+    pub(crate) fn write(addr: u64, buf: &[u8]) {
+        // SAFETY: as in `read`; the shim only reads `buf`.
+        unsafe {
+            ffi::rxe_rs_kva_copy(addr, buf.as_ptr().cast_mut().cast(), buf.len() as u32, true)
+        }
+    }
+}

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The completer (`rxe_comp.c`): consumes acknowledgements and read/atomic responses, completes
+//! send WQEs, retries, and flushes the send queue of a QP in error.
+
+use super::{
+    device::Counter,
+    engine::{Engine, Outbox},
+    mr::access,
+    qp::QpShared,
+    req::{lookup_local, WqeState},
+};
+use crate::ib::handles::IbEvent;
+use crate::proto::{
+    hdr::{Aeth, Atmack, NakCode, Syndrome},
+    opcode::{self, Mask},
+    packet::Packet,
+    psn::{psn_add, psn_diff},
+    qp_state::{QpState, QpType},
+    queue::{Index, QueueType},
+    wqe::{
+        self, wr_to_wc_opcode, UverbsWc, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR,
+        IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WC_RETRY_EXC_ERR,
+        IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
+    },
+};
+use kernel::{sync::rcu, sync::Arc};
+
+/// The completer's state (`qp->comp`).
+#[derive(Default)]
+pub(crate) struct CompState {
+    /// Next PSN expected in a response.
+    pub(crate) psn: u32,
+    /// The send queue's consumer index: the oldest WQE not completed.
+    pub(crate) consumer: Index,
+    /// Retries left (`retry_cnt`, 7 = infinite) and RNR retries left (`rnr_retry`).
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+    /// The retransmit timer expired.
+    pub(crate) timeout: bool,
+}
+
+/// What a response does to the oldest WQE.
+enum Outcome {
+    /// Drop the packet, nothing changes.
+    Drop,
+    /// The packet is used up; the WQE stays.
+    Consumed,
+    /// Complete the WQE and look at the packet again for the next one (implicit ACK).
+    CompleteAndRetry,
+    /// Complete the WQE; the packet is used up.
+    Complete,
+    /// Retry from the PSN the responder expects.
+    Retry,
+    /// The responder ran out of receive WQEs: retry after `timer`.
+    Rnr(u8),
+    /// The WQE failed with a status; the QP goes to error.
+    Error(u32),
+}
+
+impl QpShared {
+    /// One step of the completer.
+    pub(crate) fn completer(
+        self: &Arc<Self>,
+        eng: &mut Engine,
+        rcu: &rcu::Guard,
+        _out: &mut Outbox,
+    ) -> bool {
+        match eng.state() {
+            QpState::Err => return self.flush_send_queue(eng),
+            QpState::Reset | QpState::Init | QpState::Rtr => {
+                self.resp_pkts.purge();
+                return false;
+            }
+            _ => {}
+        }
+        if let Some(skb) = self.resp_pkts.pop() {
+            self.handle_response(eng, rcu, skb.data());
+            skb.consume();
+            return true;
+        }
+        let g = *self.sq.geometry();
+        let ends = g.ends(
+            QueueType::FromClient,
+            eng.comp.consumer,
+            self.sq.shared_producer(),
+        );
+        if ends.is_empty() {
+            eng.comp.timeout = false;
+            return false;
+        }
+        let head = eng.comp.consumer;
+        let info = eng.sq.info(head);
+        match info.state {
+            WqeState::Error(status) => {
+                self.complete_wqe(eng, status);
+                self.to_error(eng, None);
+                true
+            }
+            // Unreliable transports complete once every packet is out.
+            WqeState::Pending if self.qp_type != QpType::Rc => {
+                self.complete_wqe(eng, IB_WC_SUCCESS);
+                true
+            }
+            WqeState::Pending | WqeState::Processing if eng.comp.timeout => {
+                eng.comp.timeout = false;
+                self.retry(eng, false)
+            }
+            _ => false,
+        }
+    }
+
+    fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, udp: &[u8]) {
+        let Some(pkt) = udp.get(8..).and_then(|p| Packet::parse(p).ok()) else {
+            return;
+        };
+        // An ACK for every WQE up to its PSN; loop while one response completes several.
+        for _ in 0..self.sq.geometry().num_slots() + 1 {
+            let outcome = self.check_response(eng, rcu, &pkt);
+            match outcome {
+                Outcome::Drop | Outcome::Consumed => return,
+                Outcome::CompleteAndRetry => {
+                    self.complete_wqe(eng, IB_WC_SUCCESS);
+                }
+                Outcome::Complete => {
+                    self.complete_wqe(eng, IB_WC_SUCCESS);
+                    return;
+                }
+                Outcome::Retry => {
+                    self.retry(eng, false);
+                    return;
+                }
+                Outcome::Rnr(timer) => {
+                    self.rnr_retry(eng, timer);
+                    return;
+                }
+                Outcome::Error(status) => {
+                    self.complete_wqe(eng, status);
+                    self.to_error(eng, None);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `check_psn` + `check_ack` + `do_read` / `do_atomic`: what `pkt` does to the oldest WQE.
+    fn check_response(&self, eng: &mut Engine, rcu: &rcu::Guard, pkt: &Packet<'_>) -> Outcome {
+        let g = *self.sq.geometry();
+        let ends = g.ends(
+            QueueType::FromClient,
+            eng.comp.consumer,
+            self.sq.shared_producer(),
+        );
+        if ends.is_empty() {
+            return Outcome::Drop;
+        }
+        let head = eng.comp.consumer;
+        let info = eng.sq.info(head);
+        let Some(wqe) = info.wqe else {
+            return Outcome::Drop;
+        };
+        if !matches!(info.state, WqeState::Pending | WqeState::Processing) {
+            return Outcome::Drop;
+        }
+        let psn = pkt.bth().psn;
+        let op = pkt.bth().opcode;
+        let mask = pkt.info().mask;
+        // A response past this WQE acknowledges it (unless it is a read or atomic, whose
+        // response was lost: retry).
+        if info.state == WqeState::Pending && psn_diff(psn, info.last_psn) > 0 {
+            if wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
+                return Outcome::Retry;
+            }
+            return Outcome::CompleteAndRetry;
+        }
+        // Old: already handled.
+        if psn_diff(psn, eng.comp.psn) < 0 {
+            return Outcome::Drop;
+        }
+        if mask.contains(Mask::READ)
+            || (op >= opcode::RC_RDMA_READ_RESPONSE_FIRST
+                && op <= opcode::RC_RDMA_READ_RESPONSE_ONLY)
+        {
+            if wqe.opcode != wqe::IB_WR_RDMA_READ && wqe.opcode != wqe::IB_WR_RDMA_READ_WITH_INV {
+                return Outcome::Drop;
+            }
+            // Read responses must come in order.
+            if psn != eng.comp.psn {
+                return Outcome::Retry;
+            }
+            if let Some(Aeth {
+                syndrome: Syndrome::Nak(code),
+                ..
+            }) = pkt.header::<Aeth>()
+            {
+                return nak_outcome(code);
+            }
+            let data = pkt.payload();
+            let slot = eng.sq.slot(head);
+            let mut dma = info.rx_dma;
+            let mut done = 0usize;
+            while done < data.len() {
+                let chunk = match dma.next_chunk(
+                    |i| wqe::sge(slot, i),
+                    wqe.num_sge,
+                    (data.len() - done) as u32,
+                ) {
+                    Ok(Some(c)) => c,
+                    _ => return Outcome::Error(IB_WC_LOC_PROT_ERR),
+                };
+                let len = chunk.len as usize;
+                let Ok(mr) = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
+                else {
+                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                };
+                if mr.write(rcu, chunk.addr, &data[done..done + len]).is_err() {
+                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                }
+                done += len;
+            }
+            if let Some(i) = eng.sq.info_mut(head) {
+                i.rx_dma = dma;
+            }
+            eng.comp.psn = psn_add(psn, 1);
+            return if mask.contains(Mask::END) {
+                Outcome::Complete
+            } else {
+                Outcome::Consumed
+            };
+        }
+        let Some(aeth) = pkt.header::<Aeth>() else {
+            return Outcome::Drop;
+        };
+        match aeth.syndrome {
+            Syndrome::Ack { .. } => {
+                if op == opcode::RC_ATOMIC_ACKNOWLEDGE {
+                    if !wqe.mask.contains(WrMask::ATOMIC) || psn != info.last_psn {
+                        return Outcome::Drop;
+                    }
+                    let Some(ack) = pkt.header::<Atmack>() else {
+                        return Outcome::Drop;
+                    };
+                    let slot = eng.sq.slot(head);
+                    let Some(sge) = wqe::sge(slot, 0) else {
+                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                    };
+                    let Ok(mr) = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8)
+                    else {
+                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                    };
+                    if mr.write(rcu, sge.addr, &ack.orig.to_ne_bytes()).is_err() {
+                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                    }
+                    eng.comp.psn = psn_add(psn, 1);
+                    return Outcome::Complete;
+                }
+                eng.comp.psn = psn_add(psn, 1);
+                // A plain ACK never completes a read or an atomic.
+                if info.state == WqeState::Pending
+                    && psn == info.last_psn
+                    && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
+                {
+                    Outcome::Complete
+                } else {
+                    Outcome::Consumed
+                }
+            }
+            Syndrome::RnrNak { timer } => {
+                if psn_diff(psn, eng.comp.psn) >= 0 {
+                    eng.comp.psn = psn;
+                }
+                Outcome::Rnr(timer)
+            }
+            Syndrome::Nak(NakCode::PsnSequenceError) => {
+                // The responder expects `psn`: everything before it arrived.
+                if psn_diff(psn, eng.comp.psn) > 0 {
+                    eng.comp.psn = psn;
+                }
+                self.dev.data().count(Counter::RcvSeqErr);
+                Outcome::Retry
+            }
+            Syndrome::Nak(code) => nak_outcome(code),
+            Syndrome::Reserved(_) => Outcome::Drop,
+        }
+    }
+
+    /// Completes the oldest WQE (`do_complete`): a CQE if signalled or failed, then frees its
+    /// slot and publishes the consumer index.
+    pub(crate) fn complete_wqe(&self, eng: &mut Engine, status: u32) {
+        let head = eng.comp.consumer;
+        let info = eng.sq.info(head);
+        let g = *self.sq.geometry();
+        let slot = eng.sq.slot(head);
+        let (wr_id, opcode, flags, length, mask) = match info.wqe {
+            Some(w) => (w.wr_id, w.opcode, w.send_flags, w.length, w.mask),
+            // Unparseable WQEs report the wr_id their bytes hold.
+            None => (
+                slot.first_chunk::<8>()
+                    .map_or(0, |b| u64::from_ne_bytes(*b)),
+                0,
+                0,
+                0,
+                WrMask::NONE,
+            ),
+        };
+        if status != IB_WC_SUCCESS || flags & IB_SEND_SIGNALED != 0 || self.sq_sig_all {
+            let wc = UverbsWc {
+                wr_id,
+                status,
+                opcode: wr_to_wc_opcode(opcode).unwrap_or(0),
+                byte_len: if mask.contains(WrMask::READ) {
+                    length
+                } else {
+                    0
+                },
+                qp_num: self.qpn,
+                port_num: 1,
+                ..Default::default()
+            };
+            if self.scq.post(&wc, false).is_err() {
+                self.to_error(eng, Some(IbEvent::QpFatal));
+            }
+        }
+        if mask.intersects(WrMask::ATOMIC_OR_READ) && self.qp_type == QpType::Rc {
+            eng.req.rd_atomic += 1;
+        }
+        if status == IB_WC_SUCCESS && mask.contains(WrMask::SEND) {
+            self.dev.data().count(Counter::RdmaSend);
+        }
+        if let Some(i) = eng.sq.info_mut(head) {
+            *i = Default::default();
+        }
+        // The requester never stays behind the consumer.
+        if eng.req.wqe_index == head {
+            eng.req.wqe_index = g.next_index(head);
+            eng.req.opcode = None;
+        }
+        eng.comp.consumer = g.next_index(head);
+        self.sq.publish_consumer(eng.comp.consumer);
+        // Progress: a fresh retry budget (C resets on every ACK).
+        eng.comp.retry_cnt = eng.attrs.retry_cnt;
+        eng.comp.rnr_retry = eng.attrs.rnr_retry;
+    }
+
+    /// `req_retry`: resend from the oldest unacknowledged PSN; `RETRY_EXC_ERR` when the retry
+    /// budget is spent (7 = infinite).
+    fn retry(&self, eng: &mut Engine, _rnr: bool) -> bool {
+        if eng.comp.retry_cnt != 7 {
+            if eng.comp.retry_cnt == 0 {
+                self.dev.data().count(Counter::RetryExceeded);
+                self.complete_wqe(eng, IB_WC_RETRY_EXC_ERR);
+                self.to_error(eng, None);
+                return true;
+            }
+            eng.comp.retry_cnt -= 1;
+        }
+        self.dev.data().count(Counter::CompRetry);
+        self.rewind(eng);
+        true
+    }
+
+    fn rnr_retry(self: &Arc<Self>, eng: &mut Engine, timer: u8) {
+        if eng.comp.rnr_retry != 7 {
+            if eng.comp.rnr_retry == 0 {
+                self.dev.data().count(Counter::RnrRetryExceeded);
+                self.complete_wqe(eng, IB_WC_RNR_RETRY_EXC_ERR);
+                self.to_error(eng, None);
+                return;
+            }
+            eng.comp.rnr_retry -= 1;
+        }
+        self.dev.data().count(Counter::RcvRnr);
+        self.rewind(eng);
+        eng.req.rnr_wait = true;
+        let usecs = crate::proto::hdr::rnr_timer_usec(timer);
+        self.rnr_timer
+            .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
+    }
+
+    /// Rewinds the requester to `comp.psn`: WQEs from the oldest are resent from the packet
+    /// the responder expects (`req_retry`'s per-WQE reset).
+    fn rewind(&self, eng: &mut Engine) {
+        let g = *self.sq.geometry();
+        let mtu = eng.mtu(self.dev.data());
+        let comp_psn = eng.comp.psn;
+        let mut i = eng.comp.consumer;
+        let stop = eng.req.wqe_index;
+        let mut first = true;
+        while first || i != stop {
+            first = false;
+            let Some(info) = eng.sq.info_mut(i) else {
+                break;
+            };
+            let Some(wqe) = info.wqe else { break };
+            if !matches!(info.state, WqeState::Pending | WqeState::Processing) {
+                break;
+            }
+            // Packets of this WQE already acknowledged (only the oldest can have any).
+            let acked = if psn_diff(comp_psn, info.first_psn) > 0 && i == eng.comp.consumer {
+                psn_diff(comp_psn, info.first_psn) as u32
+            } else {
+                0
+            };
+            info.state = WqeState::Processing;
+            info.dma = wqe::DmaCursor::new(wqe.length);
+            info.rx_dma = wqe::DmaCursor::new(wqe.length);
+            if acked > 0 && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
+                let skip = (acked * mtu).min(wqe.length);
+                let slot_bytes = eng.sq.slot(i);
+                let mut dma = wqe::DmaCursor::new(wqe.length);
+                let ok = match wqe.data {
+                    wqe::DataKind::Sges => dma
+                        .advance(|k| wqe::sge(slot_bytes, k), wqe.num_sge, skip)
+                        .is_ok(),
+                    _ => dma.next_inline(skip).is_ok(),
+                };
+                if let Some(info) = eng.sq.info_mut(i) {
+                    if ok {
+                        info.dma = dma;
+                    }
+                }
+            }
+            if wqe.mask.intersects(WrMask::ATOMIC_OR_READ) && self.qp_type == QpType::Rc {
+                eng.req.rd_atomic += 1;
+            }
+            i = g.next_index(i);
+            if i == stop {
+                break;
+            }
+        }
+        eng.req.wqe_index = eng.comp.consumer;
+        eng.req.psn = comp_psn;
+        eng.req.opcode = None;
+        // A partly acknowledged WQE continues with a MIDDLE packet.
+        let head = eng.sq.info(eng.comp.consumer);
+        if let Some(w) = head.wqe {
+            if head.dma.resid != w.length && head.dma.resid != 0 {
+                eng.req.opcode = Some(if w.mask.contains(WrMask::SEND) {
+                    if self.qp_type == QpType::Rc {
+                        opcode::RC_SEND_MIDDLE
+                    } else {
+                        opcode::UC_SEND_MIDDLE
+                    }
+                } else if self.qp_type == QpType::Rc {
+                    opcode::RC_RDMA_WRITE_MIDDLE
+                } else {
+                    opcode::UC_RDMA_WRITE_MIDDLE
+                });
+            }
+        }
+    }
+
+    /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
+    fn flush_send_queue(&self, eng: &mut Engine) -> bool {
+        self.resp_pkts.purge();
+        let g = *self.sq.geometry();
+        let mut progress = false;
+        for _ in 0..g.num_slots() {
+            let ends = g.ends(
+                QueueType::FromClient,
+                eng.comp.consumer,
+                self.sq.shared_producer(),
+            );
+            if ends.is_empty() {
+                break;
+            }
+            let head = eng.comp.consumer;
+            let status = match eng.sq.info(head).state {
+                // Never read: copy it in to learn its wr_id and opcode.
+                WqeState::Free => {
+                    self.fetch_wqe(eng, head);
+                    IB_WC_WR_FLUSH_ERR
+                }
+                WqeState::Error(s) => s,
+                _ => IB_WC_WR_FLUSH_ERR,
+            };
+            self.complete_wqe(eng, status);
+            progress = true;
+        }
+        progress
+    }
+}
+
+fn nak_outcome(code: NakCode) -> Outcome {
+    Outcome::Error(match code {
+        NakCode::InvalidRequest => IB_WC_REM_INV_REQ_ERR,
+        NakCode::RemoteAccessError => IB_WC_REM_ACCESS_ERR,
+        NakCode::RemoteOperationalError => IB_WC_REM_OP_ERR,
+        NakCode::PsnSequenceError => return Outcome::Retry,
+        NakCode::InvalidRdRequest | NakCode::Reserved(_) => IB_WC_REM_OP_ERR,
+    })
+}

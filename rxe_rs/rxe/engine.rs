@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A QP's engine: the requester, completer and responder state machines (`rxe_req.c`,
+//! `rxe_comp.c`, `rxe_resp.c`) run as one task per QP (`rxe_task.c`).
+//!
+//! The C driver has two tasks per QP (send: requester + completer; receive: responder) and takes
+//! the QP's locks between them. Here one task runs all three, so their shared state ([`Engine`])
+//! sits under one lock that only the task takes in the data path; `modify_qp` and `query_qp`
+//! take it with bottom halves disabled.
+//!
+//! Scheduling ([`crate::proto::task::TaskState`]): a doorbell runs the task inline when it is
+//! idle (no trip through a workqueue, unlike the C driver, whose latency in our VM sits on
+//! scheduler ticks); received packets and timers defer to the BH workqueue, the modern tasklet:
+//! the engine never sleeps, and BH work runs on the softirq exit of the CPU that queued it.
+
+use super::{
+    comp::CompState,
+    device::{Counter, RxeDev},
+    qp::{QpShared, RETRANSMIT_TIMER},
+    recv,
+    req::{ReqState, SendQueue},
+    resp::RespState,
+};
+use crate::ib::{
+    handles::{with_bh_disabled, IbEvent},
+    qp::QpAttrs,
+    timer::TimerOwner,
+};
+use crate::net::skb::{Route, SkBuff};
+use crate::proto::{
+    av::{AddressVector, GidIp, NetworkType},
+    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Header, Ieth, Immdt, Reth, ICRC_LEN},
+    icrc::{self, IpHeader, UDP_HDR_LEN},
+    opcode::opcode_info,
+    packet::pad_len,
+    qp_state::{QpState, IB_QP_AV, IB_QP_RQ_PSN, IB_QP_SQ_PSN},
+    queue::Geometry,
+    task::{Drain, Finish, Request},
+};
+use kernel::{
+    prelude::*,
+    sync::{rcu, Arc, ArcBorrow},
+    workqueue::{self, WorkItem},
+};
+
+/// Steps a run may take before it yields to the workqueue (`RXE_MAX_ITERATIONS` in C is 1024).
+const BUDGET: u32 = 256;
+
+/// The engine's state: attributes and the three machines.
+pub(crate) struct Engine {
+    pub(crate) attrs: QpAttrs,
+    pub(crate) pri_av: Option<AddressVector>,
+    pub(crate) alt_av: Option<AddressVector>,
+    pub(crate) req: ReqState,
+    pub(crate) comp: CompState,
+    pub(crate) resp: RespState,
+    pub(crate) sq: SendQueue,
+}
+
+impl Engine {
+    pub(crate) fn new(attrs: QpAttrs, sq: &Geometry) -> Result<Self> {
+        Ok(Self {
+            attrs,
+            pri_av: None,
+            alt_av: None,
+            req: ReqState::default(),
+            comp: CompState::default(),
+            resp: RespState::default(),
+            sq: SendQueue::new(sq)?,
+        })
+    }
+
+    pub(crate) fn state(&self) -> QpState {
+        QpState::from_raw(self.attrs.qp_state).unwrap_or(QpState::Reset)
+    }
+
+    /// Side effects of `modify_qp` on the machines (`rxe_qp_from_attr`).
+    pub(crate) fn modified(&mut self, mask: u32, old: QpState, new: QpState) {
+        if mask & IB_QP_SQ_PSN != 0 {
+            self.req.psn = self.attrs.sq_psn;
+            self.comp.psn = self.attrs.sq_psn;
+        }
+        if mask & IB_QP_RQ_PSN != 0 {
+            self.resp.psn = self.attrs.rq_psn;
+        }
+        if mask & IB_QP_AV != 0 {
+            // The C driver keeps no cached route either way; nothing to do.
+        }
+        if new == QpState::Reset && old != QpState::Reset {
+            self.req = ReqState {
+                psn: self.req.psn,
+                ..Default::default()
+            };
+            self.resp.reset();
+        }
+        if new == QpState::Rts && old != QpState::Rts {
+            self.req.rd_atomic = u32::from(self.attrs.max_rd_atomic);
+            self.comp.retry_cnt = self.attrs.retry_cnt;
+            self.comp.rnr_retry = self.attrs.rnr_retry;
+        }
+    }
+
+    /// The path MTU in bytes (`qp->mtu`).
+    pub(crate) fn mtu(&self, dev: &RxeDev) -> u32 {
+        let mtu =
+            crate::proto::params::IbMtu::from_raw(self.attrs.path_mtu).map_or(256, |m| m.bytes());
+        mtu.min(dev.active_mtu_bytes())
+    }
+}
+
+/// The extension headers of a packet being built.
+#[derive(Default)]
+pub(crate) struct Headers {
+    pub(crate) reth: Option<Reth>,
+    pub(crate) aeth: Option<Aeth>,
+    pub(crate) atmeth: Option<Atmeth>,
+    pub(crate) atmack: Option<Atmack>,
+    pub(crate) deth: Option<Deth>,
+    pub(crate) immdt: Option<Immdt>,
+    pub(crate) ieth: Option<Ieth>,
+}
+
+/// A built packet, ready to go.
+pub(crate) struct OutPacket {
+    skb: SkBuff,
+    loopback: bool,
+}
+
+fn addr16(ip: GidIp) -> [u8; 16] {
+    match ip {
+        GidIp::V4(a) => {
+            let mut out = [0u8; 16];
+            out[..4].copy_from_slice(&a);
+            out
+        }
+        GidIp::V6(a) => a,
+    }
+}
+
+impl QpShared {
+    /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes written
+    /// by `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
+    pub(crate) fn build_packet<E>(
+        &self,
+        av: &AddressVector,
+        mut bth: Bth,
+        hdrs: &Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+    ) -> core::result::Result<Option<OutPacket>, E> {
+        let Some(info) = opcode_info(bth.opcode) else {
+            return Ok(None);
+        };
+        let Some(netdev) = self.dev.netdev() else {
+            return Ok(None);
+        };
+        let pad = pad_len(payload_len);
+        bth.pad = pad as u8;
+        let len = info.length + payload_len + pad + ICRC_LEN;
+        let ipv6 = av.network_type == NetworkType::Ipv6;
+        let Ok(mut skb) = SkBuff::alloc_tx(&netdev, ipv6, len) else {
+            return Ok(None);
+        };
+        {
+            let data = skb.data_mut();
+            let ok = bth.write(data).is_ok()
+                && write_opt(&hdrs.reth, info.offset(Reth::KIND), data)
+                && write_opt(&hdrs.aeth, info.offset(Aeth::KIND), data)
+                && write_opt(&hdrs.atmeth, info.offset(Atmeth::KIND), data)
+                && write_opt(&hdrs.atmack, info.offset(Atmack::KIND), data)
+                && write_opt(&hdrs.deth, info.offset(Deth::KIND), data)
+                && write_opt(&hdrs.immdt, info.offset(Immdt::KIND), data)
+                && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data);
+            if !ok {
+                return Ok(None);
+            }
+            if let Some(payload) = data.get_mut(info.length..info.length + payload_len) {
+                fill(payload)?;
+            }
+        }
+        let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));
+        let route = Route {
+            ipv6,
+            saddr: &saddr,
+            daddr: &daddr,
+            sport: self.src_port,
+            traffic_class: av.grh.traffic_class,
+            hop_limit: av.grh.hop_limit,
+        };
+        if skb.prepare(&route).is_err() {
+            return Ok(None);
+        }
+        let ip_len = if ipv6 { 40 } else { 20 };
+        {
+            let data = skb.data_mut();
+            if data.len() < ip_len + UDP_HDR_LEN {
+                return Ok(None);
+            }
+            let (ip, rest) = data.split_at_mut(ip_len);
+            let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
+            let Ok(ip) = IpHeader::parse(ip) else {
+                return Ok(None);
+            };
+            let Some(udp) = udp.first_chunk::<UDP_HDR_LEN>() else {
+                return Ok(None);
+            };
+            if icrc::generate(ip, udp, payload).is_err() {
+                return Ok(None);
+            }
+        }
+        let loopback = netdev.hw_addr() == Some(av.dmac);
+        Ok(Some(OutPacket { skb, loopback }))
+    }
+
+    /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
+    pub(crate) fn transmit(&self, packets: &mut Outbox) {
+        for pkt in packets.drain() {
+            let rxe = self.dev.data();
+            rxe.count(Counter::SentPkts);
+            if pkt.loopback {
+                let mut skb = pkt.skb;
+                skb.loopback();
+                recv::receive_on(&self.dev, skb);
+            } else if pkt.skb.xmit().is_err() {
+                rxe.count(Counter::SendErr);
+            }
+        }
+    }
+
+    /// Work arrived from process context (a doorbell, `modify_qp`): run now if idle.
+    pub(crate) fn kick(self: &Arc<Self>) {
+        match self.task.request() {
+            Request::RunInline => with_bh_disabled(|| self.run()),
+            Request::Enqueue => self.enqueue(),
+            Request::Pending | Request::Dead => {}
+        }
+    }
+
+    /// Work arrived in softirq context (a packet, a timer): leave it to the BH workqueue.
+    pub(crate) fn kick_deferred(self: &Arc<Self>) {
+        if let Request::Enqueue = self.task.request_deferred() {
+            self.enqueue();
+        }
+    }
+
+    fn enqueue(self: &Arc<Self>) {
+        // Exactly one holder of `Enqueue`/`Requeue` enqueues, so the item is never pending
+        // here; if it were, the error would hand the reference back and we drop it.
+        let _ = workqueue::system_bh().enqueue(self.clone());
+    }
+
+    /// Runs the machines until nothing is left to do or the budget is spent.
+    fn run(self: &Arc<Self>) {
+        let mut budget = BUDGET;
+        loop {
+            if self.step() {
+                budget -= 1;
+                if budget > 0 {
+                    continue;
+                }
+                match self.task.out_of_budget() {
+                    Finish::Requeue => self.enqueue(),
+                    Finish::Drained => self.drained.complete_all(),
+                    Finish::Idle | Finish::Again => {}
+                }
+                return;
+            }
+            match self.task.finish() {
+                Finish::Again => continue,
+                Finish::Drained => self.drained.complete_all(),
+                Finish::Idle | Finish::Requeue => {}
+            }
+            return;
+        }
+    }
+
+    /// One step of each machine; whether any made progress.
+    fn step(self: &Arc<Self>) -> bool {
+        let mut out = Outbox::new();
+        let progress = {
+            let rcu = rcu::read_lock();
+            let mut eng = self.eng.lock();
+            let mut progress = self.responder(&mut eng, &rcu, &mut out);
+            progress |= self.completer(&mut eng, &rcu, &mut out);
+            progress |= self.requester(&mut eng, &rcu, &mut out);
+            progress
+        };
+        self.transmit(&mut out);
+        progress
+    }
+
+    /// Stops the engine for good (`destroy_qp`), waiting for a run in progress.
+    pub(crate) fn drain(&self) {
+        if let Drain::Wait = self.task.drain() {
+            self.drained.wait_for_completion();
+        }
+    }
+
+    /// Moves the QP to the error state (`rxe_qp_error`), raising `event`; the engine then
+    /// flushes both queues.
+    pub(crate) fn to_error(&self, eng: &mut Engine, event: Option<IbEvent>) {
+        if eng.state() != QpState::Err {
+            eng.attrs.qp_state = QpState::Err as u32;
+            self.state_mirror
+                .store(QpState::Err as u32, core::sync::atomic::Ordering::Relaxed);
+            if let Some(ev) = event {
+                self.handle.event(ev);
+            }
+        }
+    }
+
+    /// (Re)arms the retransmit timer for `timeout` (4.096 µs × 2^timeout), if set.
+    pub(crate) fn arm_retransmit(self: &Arc<Self>, timeout: u8) {
+        if timeout == 0 {
+            return;
+        }
+        let usecs = 4u64 << timeout.min(31);
+        let usecs = u32::try_from(usecs).unwrap_or(u32::MAX);
+        self.retransmit_timer
+            .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
+    }
+}
+
+fn write_opt<H: Header>(h: &Option<H>, offset: Option<usize>, data: &mut [u8]) -> bool {
+    match (h, offset) {
+        (None, _) => true,
+        (Some(h), Some(off)) => data.get_mut(off..).is_some_and(|d| h.write(d).is_ok()),
+        (Some(_), None) => false,
+    }
+}
+
+/// Packets a step built, sent after the engine lock is released.
+pub(crate) struct Outbox {
+    packets: [Option<OutPacket>; 4],
+}
+
+impl Outbox {
+    fn new() -> Self {
+        Self {
+            packets: [None, None, None, None],
+        }
+    }
+
+    /// Queues `pkt`; `false` if the outbox is full (the caller retries next step).
+    pub(crate) fn push(&mut self, pkt: OutPacket) -> bool {
+        match self.packets.iter_mut().find(|p| p.is_none()) {
+            Some(slot) => {
+                *slot = Some(pkt);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether another packet fits.
+    pub(crate) fn has_room(&self) -> bool {
+        self.packets.iter().any(|p| p.is_none())
+    }
+
+    fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
+        self.packets.iter_mut().filter_map(|p| p.take())
+    }
+}
+
+impl WorkItem for QpShared {
+    type Pointer = Arc<QpShared>;
+
+    fn run(this: Arc<QpShared>) {
+        if this.task.start_queued() {
+            this.run();
+        }
+    }
+}
+
+impl TimerOwner for QpShared {
+    fn timer_fired(this: ArcBorrow<'_, Self>, id: u8) {
+        let this: Arc<Self> = this.into();
+        {
+            let mut eng = this.eng.lock();
+            if id == RETRANSMIT_TIMER {
+                eng.comp.timeout = true;
+            } else {
+                eng.req.rnr_wait = false;
+            }
+        }
+        this.kick_deferred();
+    }
+}

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requester (`rxe_req.c`): turns send WQEs into request packets.
+//!
+//! The C driver keeps each WQE's progress (state, PSNs, DMA cursor) inside the WQE in the ring
+//! user space maps, and reads the WQE from there every time. Here each WQE is copied out of the
+//! ring once, validated, and kept with its progress in [`SendQueue`], kernel memory parallel to
+//! the ring: user space can no longer change a WQE it has posted.
+
+use super::{
+    engine::{Engine, Headers, Outbox},
+    mr::MrShared,
+    qp::QpShared,
+};
+use crate::proto::{
+    av::AddressVector,
+    hdr::{Atmeth, Bth, Deth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
+    opcode::{opcode_info, Mask},
+    psn::{psn_add, psn_diff},
+    qp_state::{QpState, QpType},
+    queue::{Geometry, Index, QueueType},
+    wqe::{
+        self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WrDetail, WrMask,
+        IB_SEND_SOLICITED, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR,
+    },
+};
+use kernel::{prelude::*, sync::rcu, sync::Arc};
+
+/// Unacknowledged PSNs the requester may have in flight (`RXE_MAX_UNACKED_PSNS`).
+const MAX_UNACKED_PSNS: u32 = 128;
+/// Packets without an ACK request between two with one (`RXE_MAX_PKT_PER_ACK`).
+const MAX_PKT_PER_ACK: u32 = 64;
+
+/// Where a WQE is in its life (`enum wqe_state`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum WqeState {
+    /// The slot holds nothing the engine has read.
+    #[default]
+    Free,
+    /// Copied and valid, some packets sent.
+    Processing,
+    /// Every packet sent; waiting for its acknowledgement (RC) or completion.
+    Pending,
+    /// Failed locally with this status; the completer reports it.
+    Error(u32),
+}
+
+/// One WQE, as the engine knows it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct WqeInfo {
+    pub(crate) wqe: Option<SendWqe>,
+    pub(crate) state: WqeState,
+    pub(crate) first_psn: u32,
+    pub(crate) last_psn: u32,
+    /// Where sending stands in the WQE's data.
+    pub(crate) dma: DmaCursor,
+    /// Where read responses / the atomic result go in the WQE's SGEs.
+    pub(crate) rx_dma: DmaCursor,
+}
+
+/// The kernel's copy of the send queue.
+pub(crate) struct SendQueue {
+    slot_size: usize,
+    bytes: KVec<u8>,
+    info: KVec<WqeInfo>,
+}
+
+impl SendQueue {
+    pub(crate) fn new(g: &Geometry) -> Result<Self> {
+        let slots = g.num_slots() as usize;
+        let slot_size = g.slot_size() as usize;
+        let mut bytes = KVec::new();
+        bytes.resize(slots * slot_size, 0, GFP_KERNEL)?;
+        let mut info = KVec::new();
+        info.resize(slots, WqeInfo::default(), GFP_KERNEL)?;
+        Ok(Self {
+            slot_size,
+            bytes,
+            info,
+        })
+    }
+
+    /// The private bytes of slot `i`.
+    pub(crate) fn slot(&self, i: Index) -> &[u8] {
+        let start = i.get() as usize * self.slot_size;
+        self.bytes.get(start..start + self.slot_size).unwrap_or(&[])
+    }
+
+    fn slot_mut(&mut self, i: Index) -> &mut [u8] {
+        let start = i.get() as usize * self.slot_size;
+        self.bytes
+            .get_mut(start..start + self.slot_size)
+            .unwrap_or(&mut [])
+    }
+
+    pub(crate) fn info(&self, i: Index) -> WqeInfo {
+        self.info.get(i.get() as usize).copied().unwrap_or_default()
+    }
+
+    pub(crate) fn info_mut(&mut self, i: Index) -> Option<&mut WqeInfo> {
+        self.info.get_mut(i.get() as usize)
+    }
+}
+
+/// The requester's state (`qp->req`).
+#[derive(Default)]
+pub(crate) struct ReqState {
+    /// Next PSN to send.
+    pub(crate) psn: u32,
+    /// BTH opcode of the last packet sent (`qp->req.opcode`), `None` after a reset or retry.
+    pub(crate) opcode: Option<u8>,
+    /// Next WQE to send from (between the completer's consumer index and the producer).
+    pub(crate) wqe_index: Index,
+    /// Read/atomic credits left (`max_rd_atomic`).
+    pub(crate) rd_atomic: u32,
+    /// Packets since the last ACK request.
+    pub(crate) noack_pkts: u32,
+    /// Waiting for the RNR timer before retrying.
+    pub(crate) rnr_wait: bool,
+}
+
+/// The address a packet of this QP goes to: the primary path, or a UD WQE's address handle.
+fn dest_av(qp: &QpShared, eng: &Engine, wqe: &SendWqe) -> Option<AddressVector> {
+    match wqe.detail {
+        WrDetail::Ud { ah_num, .. } => qp.dev.data().ah_av(ah_num),
+        _ => eng.pri_av,
+    }
+}
+
+impl QpShared {
+    /// One step of the requester: copy in the next WQE if needed, send its next packet.
+    pub(crate) fn requester(
+        self: &Arc<Self>,
+        eng: &mut Engine,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+    ) -> bool {
+        if eng.state() != QpState::Rts || eng.req.rnr_wait || !out.has_room() {
+            return false;
+        }
+        let g = *self.sq.geometry();
+        let ends = g.ends(
+            QueueType::FromClient,
+            eng.comp.consumer,
+            self.sq.shared_producer(),
+        );
+        // The requester's index must lie in [consumer, producer).
+        let ahead = eng.req.wqe_index.get().wrapping_sub(ends.consumer().get()) & g.index_mask();
+        if ahead >= ends.count() {
+            return false;
+        }
+        let idx = eng.req.wqe_index;
+        let mut info = eng.sq.info(idx);
+        if info.state == WqeState::Free {
+            info = self.fetch_wqe(eng, idx);
+        }
+        match info.state {
+            WqeState::Processing => {}
+            // Finished or failed WQEs are the completer's; move on to the next.
+            _ => {
+                eng.req.wqe_index = g.next_index(idx);
+                return true;
+            }
+        }
+        let Some(wqe) = info.wqe else {
+            return false;
+        };
+        if wqe.mask.contains(WrMask::LOCAL_OP) {
+            // Local operations (REG_MR, LOCAL_INV, BIND_MW) are not implemented yet.
+            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
+            return true;
+        }
+        let rc = self.qp_type == QpType::Rc;
+        // Window of unacknowledged PSNs.
+        if rc && psn_diff(eng.req.psn, psn_add(eng.comp.psn, MAX_UNACKED_PSNS)) > 0 {
+            return false;
+        }
+        let mtu = eng.mtu(self.dev.data());
+        let fits = info.dma.resid <= mtu;
+        let Some(opcode) = next_opcode(self.qp_type, wqe.opcode, eng.req.opcode, fits) else {
+            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
+            return true;
+        };
+        let Some(op_info) = opcode_info(opcode) else {
+            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
+            return true;
+        };
+        let Some(av) = dest_av(self, eng, &wqe) else {
+            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
+            return true;
+        };
+        let mask = op_info.mask;
+        let needs_credit =
+            rc && mask.contains(Mask::START) && wqe.mask.intersects(WrMask::ATOMIC_OR_READ);
+        if needs_credit && eng.req.rd_atomic == 0 {
+            return false;
+        }
+        let is_read = mask.contains(Mask::READ);
+        let is_atomic = mask.contains(Mask::ATOMIC);
+        let payload = if mask.contains(Mask::PAYLOAD) {
+            info.dma.resid.min(mtu)
+        } else {
+            0
+        };
+        let end = mask.contains(Mask::END);
+        // Packets of a read: one request, `npsn` responses.
+        let npsn = if is_read {
+            wqe.length.div_ceil(mtu).max(1)
+        } else {
+            1
+        };
+        let psn = eng.req.psn;
+        eng.req.noack_pkts += 1;
+        let ack_req = rc && (end || eng.req.noack_pkts > MAX_PKT_PER_ACK);
+        if ack_req {
+            eng.req.noack_pkts = 0;
+        }
+        let dest_qpn = match wqe.detail {
+            WrDetail::Ud { remote_qpn, .. } => remote_qpn,
+            _ => eng.attrs.dest_qp_num,
+        };
+        let bth = Bth {
+            opcode,
+            se: end && wqe.send_flags & IB_SEND_SOLICITED != 0,
+            pkey: DEFAULT_PKEY,
+            qpn: dest_qpn,
+            ack_req,
+            psn,
+            ..Default::default()
+        };
+        let mut hdrs = Headers::default();
+        if mask.contains(Mask::RETH) {
+            let (va, rkey) = match wqe.detail {
+                WrDetail::Rdma { remote_addr, rkey } => (remote_addr, rkey),
+                _ => (0, 0),
+            };
+            hdrs.reth = Some(Reth {
+                va,
+                rkey,
+                len: wqe.length,
+            });
+        }
+        if mask.contains(Mask::IMMDT) {
+            hdrs.immdt = Some(Immdt {
+                imm: u32::from_be_bytes(wqe.ex.to_ne_bytes()),
+            });
+        }
+        if mask.contains(Mask::IETH) {
+            hdrs.ieth = Some(Ieth { rkey: wqe.ex });
+        }
+        if mask.contains(Mask::DETH) {
+            let qkey = match wqe.detail {
+                WrDetail::Ud { remote_qkey, .. } if remote_qkey & 0x8000_0000 == 0 => remote_qkey,
+                _ if self.qp_type == QpType::Gsi => GSI_QKEY,
+                _ => eng.attrs.qkey,
+            };
+            hdrs.deth = Some(Deth {
+                qkey,
+                sqp: self.qpn,
+            });
+        }
+        if mask.contains(Mask::ATMETH) {
+            if let WrDetail::Atomic {
+                remote_addr,
+                compare_add,
+                swap,
+                rkey,
+            } = wqe.detail
+            {
+                let cas = wqe.opcode == wqe::IB_WR_ATOMIC_CMP_AND_SWP;
+                hdrs.atmeth = Some(Atmeth {
+                    va: remote_addr,
+                    rkey,
+                    swap_add: if cas { swap } else { compare_add },
+                    compare: if cas { compare_add } else { 0 },
+                });
+            }
+        }
+        // The payload: the next `payload` bytes of the WQE's data.
+        let mut dma = info.dma;
+        let slot = eng.sq.slot(idx);
+        let res = self.build_packet(&av, bth, &hdrs, payload as usize, |buf| {
+            fill_payload(self, rcu, &wqe, slot, &mut dma, buf)
+        });
+        let pkt = match res {
+            Ok(Some(pkt)) => pkt,
+            // No memory or no route: try again on the next run.
+            Ok(None) => return false,
+            Err(status) => {
+                self.fail_wqe(eng, idx, status);
+                return true;
+            }
+        };
+        out.push(pkt);
+        // Progress (`update_wqe_state`, `update_wqe_psn`, `update_state`).
+        let Some(info) = eng.sq.info_mut(idx) else {
+            return true;
+        };
+        if mask.contains(Mask::START) {
+            info.first_psn = psn;
+        }
+        info.last_psn = psn_add(psn, npsn - 1);
+        info.dma = dma;
+        if is_read || is_atomic {
+            info.dma.resid = 0;
+        }
+        if end {
+            info.state = WqeState::Pending;
+        }
+        if needs_credit {
+            eng.req.rd_atomic = eng.req.rd_atomic.saturating_sub(1);
+        }
+        eng.req.psn = psn_add(psn, npsn);
+        eng.req.opcode = Some(opcode);
+        if end {
+            eng.req.wqe_index = g.next_index(idx);
+        }
+        if rc {
+            self.arm_retransmit(eng.attrs.timeout);
+        }
+        true
+    }
+
+    /// Copies WQE `idx` out of the ring and validates it (once per post).
+    pub(crate) fn fetch_wqe(&self, eng: &mut Engine, idx: Index) -> WqeInfo {
+        let limits = SendLimits {
+            max_sge: self.cap.max_send_sge,
+            max_inline: self.cap.max_inline_data,
+            allow_kernel_only: !self.is_user,
+        };
+        let slot = eng.sq.slot_mut(idx);
+        let parsed = match self.sq.read_slot(idx, slot) {
+            Ok(()) => SendWqe::parse(slot, self.qp_type, limits).ok(),
+            Err(_) => None,
+        };
+        let info = match parsed {
+            Some(wqe) => WqeInfo {
+                wqe: Some(wqe),
+                state: WqeState::Processing,
+                dma: DmaCursor::new(wqe.length),
+                rx_dma: DmaCursor::new(wqe.length),
+                ..Default::default()
+            },
+            // Unparseable: its wr_id is whatever the bytes say; completed with an error.
+            None => WqeInfo {
+                wqe: None,
+                state: WqeState::Error(IB_WC_LOC_QP_OP_ERR),
+                ..Default::default()
+            },
+        };
+        if let Some(slot_info) = eng.sq.info_mut(idx) {
+            *slot_info = info;
+        }
+        info
+    }
+
+    /// Marks WQE `idx` failed; the completer completes it with `status` and errors the QP.
+    fn fail_wqe(&self, eng: &mut Engine, idx: Index, status: u32) {
+        if let Some(info) = eng.sq.info_mut(idx) {
+            info.state = WqeState::Error(status);
+        }
+        eng.req.wqe_index = self.sq.geometry().next_index(idx);
+        eng.req.opcode = None;
+    }
+}
+
+/// Copies the next `buf.len()` bytes of a WQE's data (inline or through its SGEs) into `buf`.
+fn fill_payload(
+    qp: &QpShared,
+    rcu: &rcu::Guard,
+    wqe: &SendWqe,
+    slot: &[u8],
+    dma: &mut DmaCursor,
+    buf: &mut [u8],
+) -> core::result::Result<(), u32> {
+    match wqe.data {
+        DataKind::Inline => {
+            let range = dma
+                .next_inline(buf.len() as u32)
+                .map_err(|_| IB_WC_LOC_QP_OP_ERR)?;
+            let data = wqe::inline_data(slot, wqe.length).ok_or(IB_WC_LOC_QP_OP_ERR)?;
+            buf.copy_from_slice(data.get(range).ok_or(IB_WC_LOC_QP_OP_ERR)?);
+            Ok(())
+        }
+        DataKind::AtomicWrite => {
+            let v = wqe::atomic_write_value(slot).ok_or(IB_WC_LOC_QP_OP_ERR)?;
+            let n = buf.len().min(8);
+            buf[..n].copy_from_slice(&v[..n]);
+            dma.resid = dma.resid.saturating_sub(n as u32);
+            Ok(())
+        }
+        DataKind::None => Ok(()),
+        DataKind::Sges => {
+            let mut done = 0usize;
+            let sge_at = |i| wqe::sge(slot, i);
+            while done < buf.len() {
+                let chunk = dma
+                    .next_chunk(sge_at, wqe.num_sge, (buf.len() - done) as u32)
+                    .map_err(|_| IB_WC_LOC_PROT_ERR)?
+                    .ok_or(IB_WC_LOC_PROT_ERR)?;
+                let len = chunk.len as usize;
+                let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len)?;
+                mr.read(rcu, chunk.addr, &mut buf[done..done + len])
+                    .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+                done += len;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// An MR of this QP's PD for a local access (`lookup_mr` with an lkey).
+pub(crate) fn lookup_local(
+    qp: &QpShared,
+    lkey: u32,
+    access: u32,
+    addr: u64,
+    len: usize,
+) -> core::result::Result<Arc<MrShared>, u32> {
+    let mr = qp.dev.data().mr(lkey).ok_or(IB_WC_LOC_PROT_ERR)?;
+    mr.check(lkey, qp.pd, access, addr, len)
+        .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+    Ok(mr)
+}

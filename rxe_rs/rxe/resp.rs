@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The responder (`rxe_resp.c`): executes request packets (sends into receive WQEs, RDMA writes,
+//! reads, atomics), acknowledges them, completes receive WQEs, and flushes the receive queue
+//! of a QP in error.
+
+use super::{
+    device::Counter,
+    engine::{Engine, Headers, Outbox},
+    mr::{access, MrShared},
+    qp::QpShared,
+    req::lookup_local,
+};
+use crate::ib::handles::IbEvent;
+use crate::net::skb::SkBuff;
+use crate::proto::{
+    hdr::GSI_QKEY,
+    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY},
+    opcode::{self, Mask},
+    packet::Packet,
+    psn::{psn_add, psn_diff},
+    qp_state::{QpState, QpType},
+    queue::{Index, QueueType},
+    wqe::{
+        self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
+        IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
+        IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE, IB_WC_WR_FLUSH_ERR,
+    },
+};
+use kernel::{prelude::*, sync::rcu, sync::Arc};
+
+/// The largest receive WQE: header and 32 SGEs.
+const MAX_RECV_WQE: usize = wqe::RECV_WQE_DATA_OFFSET + 32 * 16;
+/// Bytes of the GRH a UD receive buffer starts with.
+const GRH_LEN: usize = 40;
+
+/// The receive WQE a message is landing in (copied out of the ring once).
+struct RecvInProgress {
+    wqe: RecvWqe,
+    bytes: [u8; MAX_RECV_WQE],
+    dma: DmaCursor,
+    /// Taken from the RQ (consumed at completion) rather than the SRQ (consumed at take).
+    from_rq: bool,
+}
+
+/// An RDMA write in progress.
+struct WriteTarget {
+    mr: Option<Arc<MrShared>>,
+    va: u64,
+    resid: u32,
+    length: u32,
+}
+
+/// Read responses still to send.
+struct ReadReply {
+    mr: Option<Arc<MrShared>>,
+    va: u64,
+    resid: u32,
+    psn: u32,
+    first: bool,
+    /// A replay for a duplicate request: leaves `resp.psn` and the MSN alone.
+    replay: bool,
+}
+
+/// The responder's state (`qp->resp`).
+#[derive(Default)]
+pub(crate) struct RespState {
+    /// Next PSN expected.
+    pub(crate) psn: u32,
+    msn: u32,
+    /// Opcode of the last request of the message in progress.
+    opcode: Option<u8>,
+    sent_psn_nak: bool,
+    /// UC: drop until the next first packet.
+    drop_msg: bool,
+    recv: Option<KBox<RecvInProgress>>,
+    write: Option<WriteTarget>,
+    read: Option<ReadReply>,
+    /// The last atomic's PSN and original value, replayed for a duplicate.
+    atomic: Option<(u32, u64)>,
+    /// The RQ's consumer index.
+    rq_consumer: Index,
+}
+
+impl RespState {
+    /// Back to the start after a reset, keeping the PSN and the receive queue's position.
+    pub(crate) fn reset(&mut self) {
+        *self = Self {
+            psn: self.psn,
+            rq_consumer: self.rq_consumer,
+            ..Default::default()
+        };
+    }
+}
+
+/// Whether `op` may follow `prev` in a message (`check_op_seq`).
+fn seq_ok(prev: Option<u8>, op: u8) -> bool {
+    use opcode::*;
+    let class = op & 0xe0;
+    let base = op & 0x1f;
+    let prev_base = prev.map(|p| p & 0x1f);
+    let in_send = matches!(
+        prev_base,
+        Some(b) if b == RC_SEND_FIRST || b == RC_SEND_MIDDLE
+    );
+    let in_write = matches!(
+        prev_base,
+        Some(b) if b == RC_RDMA_WRITE_FIRST || b == RC_RDMA_WRITE_MIDDLE
+    );
+    let _ = class;
+    if in_send {
+        matches!(
+            base,
+            RC_SEND_MIDDLE
+                | RC_SEND_LAST
+                | RC_SEND_LAST_WITH_IMMEDIATE
+                | RC_SEND_LAST_WITH_INVALIDATE
+        )
+    } else if in_write {
+        matches!(
+            base,
+            RC_RDMA_WRITE_MIDDLE | RC_RDMA_WRITE_LAST | RC_RDMA_WRITE_LAST_WITH_IMMEDIATE
+        )
+    } else {
+        !matches!(
+            base,
+            RC_SEND_MIDDLE
+                | RC_SEND_LAST
+                | RC_SEND_LAST_WITH_IMMEDIATE
+                | RC_SEND_LAST_WITH_INVALIDATE
+                | RC_RDMA_WRITE_MIDDLE
+                | RC_RDMA_WRITE_LAST
+                | RC_RDMA_WRITE_LAST_WITH_IMMEDIATE
+        )
+    }
+}
+
+/// How a request failed (`enum resp_states` errors): the NAK, the CQE status, the event.
+struct Fail {
+    nak: NakCode,
+    status: u32,
+    event: IbEvent,
+}
+
+const INVALID: Fail = Fail {
+    nak: NakCode::InvalidRequest,
+    status: IB_WC_REM_INV_REQ_ERR,
+    event: IbEvent::QpReqErr,
+};
+const ACCESS: Fail = Fail {
+    nak: NakCode::RemoteAccessError,
+    status: IB_WC_REM_ACCESS_ERR,
+    event: IbEvent::QpAccessErr,
+};
+
+impl QpShared {
+    /// One step of the responder.
+    pub(crate) fn responder(
+        self: &Arc<Self>,
+        eng: &mut Engine,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+    ) -> bool {
+        match eng.state() {
+            QpState::Err => {
+                self.req_pkts.purge();
+                eng.resp.read = None;
+                eng.resp.write = None;
+                return self.flush_recv_queue(eng);
+            }
+            QpState::Reset | QpState::Init => {
+                self.req_pkts.purge();
+                return false;
+            }
+            _ => {}
+        }
+        if !out.has_room() {
+            return false;
+        }
+        if eng.resp.read.is_some() {
+            self.read_reply(eng, rcu, out);
+            return true;
+        }
+        let Some(skb) = self.req_pkts.pop() else {
+            return false;
+        };
+        self.handle_request(eng, rcu, out, &skb);
+        skb.consume();
+        true
+    }
+
+    fn handle_request(
+        self: &Arc<Self>,
+        eng: &mut Engine,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        skb: &SkBuff,
+    ) {
+        let Some(pkt) = skb.data().get(8..).and_then(|p| Packet::parse(p).ok()) else {
+            return;
+        };
+        let bth = *pkt.bth();
+        let op = bth.opcode;
+        let mask = pkt.info().mask;
+        let psn = bth.psn;
+        let rxe = self.dev.data();
+        match self.qp_type {
+            QpType::Rc => {
+                let diff = psn_diff(psn, eng.resp.psn);
+                if diff > 0 {
+                    rxe.count(Counter::OutOfSeqReq);
+                    if !eng.resp.sent_psn_nak {
+                        eng.resp.sent_psn_nak = true;
+                        let expected = eng.resp.psn;
+                        self.send_ack(eng, out, Syndrome::Nak(NakCode::PsnSequenceError), expected);
+                    }
+                    return;
+                }
+                if diff < 0 {
+                    rxe.count(Counter::DupReq);
+                    self.duplicate(eng, out, &pkt);
+                    return;
+                }
+                eng.resp.sent_psn_nak = false;
+            }
+            QpType::Uc => {
+                if psn != eng.resp.psn || eng.resp.drop_msg {
+                    if mask.contains(Mask::START) {
+                        eng.resp.psn = psn;
+                        eng.resp.drop_msg = false;
+                        eng.resp.opcode = None;
+                        eng.resp.recv = None;
+                        eng.resp.write = None;
+                    } else {
+                        eng.resp.drop_msg = true;
+                        return;
+                    }
+                }
+            }
+            QpType::Ud | QpType::Gsi | QpType::Smi => {
+                let qkey = if self.qp_type == QpType::Gsi {
+                    GSI_QKEY
+                } else {
+                    eng.attrs.qkey
+                };
+                if pkt.header::<Deth>().is_none_or(|d| d.qkey != qkey) {
+                    return;
+                }
+            }
+        }
+        let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
+        if connected && !seq_ok(eng.resp.opcode, op) {
+            if self.qp_type == QpType::Rc {
+                self.fail(eng, out, psn, INVALID);
+            } else {
+                eng.resp.drop_msg = true;
+            }
+            return;
+        }
+        // check_op_valid: the QP's remote access rights.
+        let flags = eng.attrs.qp_access_flags;
+        let need = if mask.contains(Mask::READ) {
+            access::REMOTE_READ
+        } else if mask.contains(Mask::ATOMIC) {
+            access::REMOTE_ATOMIC
+        } else if mask.contains(Mask::WRITE) {
+            access::REMOTE_WRITE
+        } else {
+            0
+        };
+        if need & !flags != 0 {
+            if self.qp_type == QpType::Rc {
+                self.fail(eng, out, psn, INVALID);
+            } else {
+                eng.resp.drop_msg = true;
+            }
+            return;
+        }
+        // check_resource: a receive WQE for sends and writes with immediate.
+        if mask.contains(Mask::RWR) && eng.resp.recv.is_none() {
+            match self.take_recv_wqe(eng) {
+                Some(recv) => eng.resp.recv = Some(recv),
+                None => {
+                    if self.qp_type == QpType::Rc {
+                        rxe.count(Counter::SndRnr);
+                        let timer = eng.attrs.min_rnr_timer;
+                        self.send_ack(eng, out, Syndrome::RnrNak { timer }, psn);
+                    }
+                    return;
+                }
+            }
+            if matches!(self.qp_type, QpType::Ud | QpType::Gsi) {
+                let mut grh = [0u8; GRH_LEN];
+                let ip = skb.ip_header();
+                if ip.len() >= 40 && ip[0] >> 4 == 6 {
+                    grh.copy_from_slice(&ip[..40]);
+                } else if ip.len() >= 20 {
+                    grh[20..].copy_from_slice(&ip[..20]);
+                }
+                if self.recv_data(eng, rcu, &grh).is_err() {
+                    self.fail(eng, out, psn, local(IB_WC_LOC_LEN_ERR));
+                    return;
+                }
+            }
+        }
+        if mask.contains(Mask::RETH) {
+            let Some(reth) = pkt.header::<Reth>() else {
+                return;
+            };
+            let need = if mask.contains(Mask::READ) {
+                access::REMOTE_READ
+            } else {
+                access::REMOTE_WRITE
+            };
+            let mr = if reth.len == 0 {
+                None
+            } else {
+                match self.lookup_remote(reth.rkey, need, reth.va, reth.len as usize) {
+                    Some(mr) => Some(mr),
+                    None => {
+                        if self.qp_type == QpType::Rc {
+                            self.fail(eng, out, psn, ACCESS);
+                        } else {
+                            eng.resp.drop_msg = true;
+                        }
+                        return;
+                    }
+                }
+            };
+            if mask.contains(Mask::READ) {
+                let npsn = reth.len.div_ceil(eng.mtu(rxe)).max(1);
+                eng.resp.read = Some(ReadReply {
+                    mr,
+                    va: reth.va,
+                    resid: reth.len,
+                    psn,
+                    first: true,
+                    replay: false,
+                });
+                eng.resp.psn = psn_add(psn, npsn);
+                eng.resp.opcode = None;
+                return;
+            }
+            eng.resp.write = Some(WriteTarget {
+                mr,
+                va: reth.va,
+                resid: reth.len,
+                length: reth.len,
+            });
+        }
+        if mask.contains(Mask::ATOMIC) {
+            let Some(at) = pkt.header::<Atmeth>() else {
+                return;
+            };
+            if at.va % 8 != 0 {
+                self.fail(eng, out, psn, INVALID);
+                return;
+            }
+            let Some(mr) = self.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8) else {
+                self.fail(eng, out, psn, ACCESS);
+                return;
+            };
+            let compare = (op & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
+            let Ok(orig) = mr.atomic(rcu, at.va, compare, at.swap_add) else {
+                self.fail(eng, out, psn, ACCESS);
+                return;
+            };
+            eng.resp.atomic = Some((psn, orig));
+            eng.resp.msn = eng.resp.msn.wrapping_add(1);
+            eng.resp.psn = psn_add(psn, 1);
+            eng.resp.opcode = None;
+            self.send_atomic_ack(eng, out, psn, orig);
+            return;
+        }
+        // execute: the payload.
+        let payload = pkt.payload();
+        if mask.contains(Mask::SEND) {
+            if let Err(status) = self.recv_data(eng, rcu, payload) {
+                self.fail(eng, out, psn, local(status));
+                return;
+            }
+        } else if mask.contains(Mask::WRITE) {
+            let Some(w) = eng.resp.write.as_mut() else {
+                self.fail(eng, out, psn, INVALID);
+                return;
+            };
+            if payload.len() as u32 > w.resid {
+                self.fail(eng, out, psn, INVALID);
+                return;
+            }
+            if !payload.is_empty() {
+                let ok =
+                    w.mr.as_ref()
+                        .is_some_and(|mr| mr.write(rcu, w.va, payload).is_ok());
+                if !ok {
+                    self.fail(eng, out, psn, ACCESS);
+                    return;
+                }
+                w.va += payload.len() as u64;
+                w.resid -= payload.len() as u32;
+            }
+        }
+        eng.resp.psn = psn_add(psn, 1);
+        let end = mask.contains(Mask::END);
+        eng.resp.opcode = if end { None } else { Some(op) };
+        if end {
+            eng.resp.msn = eng.resp.msn.wrapping_add(1);
+            if mask.contains(Mask::COMP)
+                || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT))
+            {
+                self.complete_recv(eng, &pkt, IB_WC_SUCCESS);
+            }
+            eng.resp.write = None;
+        }
+        if self.qp_type == QpType::Rc && bth.ack_req {
+            self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn);
+        }
+    }
+
+    /// A request already executed (`duplicate_request`): re-acknowledge it, or replay a read or
+    /// an atomic.
+    fn duplicate(&self, eng: &mut Engine, out: &mut Outbox, pkt: &Packet<'_>) {
+        let mask = pkt.info().mask;
+        let psn = pkt.bth().psn;
+        if mask.contains(Mask::READ) {
+            if eng.resp.read.is_some() {
+                return;
+            }
+            let Some(reth) = pkt.header::<Reth>() else {
+                return;
+            };
+            let mr = if reth.len == 0 {
+                None
+            } else {
+                match self.lookup_remote(reth.rkey, access::REMOTE_READ, reth.va, reth.len as usize)
+                {
+                    Some(mr) => Some(mr),
+                    None => return,
+                }
+            };
+            eng.resp.read = Some(ReadReply {
+                mr,
+                va: reth.va,
+                resid: reth.len,
+                psn,
+                first: true,
+                replay: true,
+            });
+        } else if mask.contains(Mask::ATOMIC) {
+            if let Some((apsn, orig)) = eng.resp.atomic {
+                if apsn == psn {
+                    self.send_atomic_ack(eng, out, psn, orig);
+                }
+            }
+        } else {
+            let prev = psn_add(eng.resp.psn, crate::proto::psn::PSN_MASK);
+            self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, prev);
+        }
+    }
+
+    /// Sends the next read response packet (`read_reply`).
+    fn read_reply(&self, eng: &mut Engine, rcu: &rcu::Guard, out: &mut Outbox) {
+        let mtu = eng.mtu(self.dev.data());
+        let Some(r) = eng.resp.read.as_mut() else {
+            return;
+        };
+        let len = r.resid.min(mtu);
+        let last = r.resid <= mtu;
+        let op = match (r.first, last) {
+            (true, true) => opcode::RC_RDMA_READ_RESPONSE_ONLY,
+            (true, false) => opcode::RC_RDMA_READ_RESPONSE_FIRST,
+            (false, true) => opcode::RC_RDMA_READ_RESPONSE_LAST,
+            (false, false) => opcode::RC_RDMA_READ_RESPONSE_MIDDLE,
+        };
+        let (psn, va, mr, replay) = (r.psn, r.va, r.mr.clone(), r.replay);
+        let msn = if last && !replay {
+            eng.resp.msn.wrapping_add(1)
+        } else {
+            eng.resp.msn
+        };
+        let mut hdrs = Headers::default();
+        if op != opcode::RC_RDMA_READ_RESPONSE_MIDDLE {
+            hdrs.aeth = Some(Aeth {
+                syndrome: Syndrome::ACK_UNLIMITED,
+                msn,
+            });
+        }
+        let Some(av) = eng.pri_av else {
+            eng.resp.read = None;
+            return;
+        };
+        let bth = self.resp_bth(eng, op, psn);
+        let res = self.build_packet(&av, bth, &hdrs, len as usize, |buf| match &mr {
+            Some(mr) => mr.read(rcu, va, buf).map_err(|_| ()),
+            None => Ok(()),
+        });
+        match res {
+            Ok(Some(pkt)) => {
+                out.push(pkt);
+            }
+            Ok(None) => return,
+            Err(()) => {
+                // The MR went away under the read: NAK it and stop.
+                eng.resp.read = None;
+                self.fail(eng, out, psn, ACCESS);
+                return;
+            }
+        }
+        let Some(r) = eng.resp.read.as_mut() else {
+            return;
+        };
+        r.first = false;
+        r.psn = psn_add(r.psn, 1);
+        r.va += u64::from(len);
+        r.resid -= len;
+        if last {
+            eng.resp.read = None;
+            if !replay {
+                eng.resp.msn = msn;
+            }
+        }
+    }
+
+    fn resp_bth(&self, eng: &Engine, opcode: u8, psn: u32) -> Bth {
+        Bth {
+            opcode,
+            pkey: DEFAULT_PKEY,
+            qpn: eng.attrs.dest_qp_num,
+            psn,
+            ..Default::default()
+        }
+    }
+
+    /// Sends an ACK, RNR NAK or NAK for `psn` (`send_ack`).
+    fn send_ack(&self, eng: &Engine, out: &mut Outbox, syndrome: Syndrome, psn: u32) {
+        let Some(av) = eng.pri_av else { return };
+        let hdrs = Headers {
+            aeth: Some(Aeth {
+                syndrome,
+                msn: eng.resp.msn,
+            }),
+            ..Default::default()
+        };
+        let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
+        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+            out.push(pkt);
+        }
+    }
+
+    fn send_atomic_ack(&self, eng: &Engine, out: &mut Outbox, psn: u32, orig: u64) {
+        let Some(av) = eng.pri_av else { return };
+        let hdrs = Headers {
+            aeth: Some(Aeth {
+                syndrome: Syndrome::ACK_UNLIMITED,
+                msn: eng.resp.msn,
+            }),
+            atmack: Some(Atmack { orig }),
+            ..Default::default()
+        };
+        let bth = self.resp_bth(eng, opcode::RC_ATOMIC_ACKNOWLEDGE, psn);
+        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+            out.push(pkt);
+        }
+    }
+
+    /// A request failed: NAK it (RC), complete the receive WQE in progress with the status, and
+    /// move the QP to error (`do_class_ac_error` and friends).
+    fn fail(&self, eng: &mut Engine, out: &mut Outbox, psn: u32, f: Fail) {
+        if self.qp_type == QpType::Rc {
+            self.send_ack(eng, out, Syndrome::Nak(f.nak), psn);
+        }
+        if eng.resp.recv.is_some() {
+            self.complete_recv_status(eng, f.status);
+        }
+        eng.resp.write = None;
+        eng.resp.read = None;
+        self.to_error(eng, Some(f.event));
+    }
+
+    /// An MR for a remote access with `rkey` (`check_rkey`; memory windows are not implemented).
+    fn lookup_remote(&self, rkey: u32, need: u32, va: u64, len: usize) -> Option<Arc<MrShared>> {
+        let mr = self.dev.data().mr(rkey)?;
+        mr.check(rkey, self.pd, need, va, len).ok()?;
+        Some(mr)
+    }
+
+    /// The next receive WQE, copied out of the SRQ or the RQ.
+    fn take_recv_wqe(&self, eng: &mut Engine) -> Option<KBox<RecvInProgress>> {
+        let mut recv = KBox::new(
+            RecvInProgress {
+                wqe: RecvWqe {
+                    wr_id: 0,
+                    num_sge: 0,
+                    length: 0,
+                },
+                bytes: [0; MAX_RECV_WQE],
+                dma: DmaCursor::default(),
+                from_rq: false,
+            },
+            GFP_ATOMIC,
+        )
+        .ok()?;
+        let max_sge = if let Some(srq) = &self.srq {
+            let n = srq.slot_size().min(MAX_RECV_WQE);
+            srq.take(&mut recv.bytes[..n])?;
+            srq.max_sge
+        } else {
+            let rq = self.rq.as_ref()?;
+            let g = *rq.geometry();
+            let ends = g.ends(
+                QueueType::FromClient,
+                eng.resp.rq_consumer,
+                rq.shared_producer(),
+            );
+            if ends.is_empty() {
+                return None;
+            }
+            let n = (g.slot_size() as usize).min(MAX_RECV_WQE);
+            rq.read_slot(eng.resp.rq_consumer, &mut recv.bytes[..n])
+                .ok()?;
+            recv.from_rq = true;
+            self.cap.max_recv_sge
+        };
+        // A malformed WQE (too many SGEs, lengths that do not add up) gets a zero-length buffer:
+        // the data then fails with LOC_LEN_ERR, as it has nowhere to go.
+        let wqe = RecvWqe::parse(&recv.bytes, max_sge.max(1)).unwrap_or(RecvWqe {
+            wr_id: u64::from_ne_bytes(recv.bytes[..8].try_into().unwrap_or([0; 8])),
+            num_sge: 0,
+            length: 0,
+        });
+        recv.wqe = wqe;
+        recv.dma = DmaCursor::new(wqe.length);
+        Some(recv)
+    }
+
+    /// Copies `data` into the receive WQE in progress (`send_data_in`); the CQE status on failure.
+    fn recv_data(&self, eng: &mut Engine, rcu: &rcu::Guard, data: &[u8]) -> Result<(), u32> {
+        let Some(recv) = eng.resp.recv.as_mut() else {
+            return Err(IB_WC_LOC_LEN_ERR);
+        };
+        if data.len() as u32 > recv.dma.resid {
+            return Err(IB_WC_LOC_LEN_ERR);
+        }
+        let mut done = 0usize;
+        let RecvInProgress {
+            wqe: recv_wqe,
+            bytes,
+            dma,
+            ..
+        } = &mut **recv;
+        let num_sge = recv_wqe.num_sge;
+        while done < data.len() {
+            let chunk = dma
+                .next_chunk(
+                    |i| wqe::recv_sge(bytes, i),
+                    num_sge,
+                    (data.len() - done) as u32,
+                )
+                .map_err(|_| IB_WC_LOC_LEN_ERR)?
+                .ok_or(IB_WC_LOC_LEN_ERR)?;
+            let len = chunk.len as usize;
+            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
+                .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+            mr.write(rcu, chunk.addr, &data[done..done + len])
+                .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+            done += len;
+        }
+        Ok(())
+    }
+
+    /// Completes the receive WQE of a message that arrived (`do_complete`).
+    fn complete_recv(&self, eng: &mut Engine, pkt: &Packet<'_>, status: u32) {
+        let Some(recv) = eng.resp.recv.as_ref() else {
+            return;
+        };
+        let mask = pkt.info().mask;
+        let is_write = mask.contains(Mask::WRITE);
+        let mut wc = UverbsWc {
+            wr_id: recv.wqe.wr_id,
+            status,
+            opcode: if is_write {
+                IB_WC_RECV_RDMA_WITH_IMM
+            } else {
+                IB_WC_RECV
+            },
+            byte_len: if is_write {
+                eng.resp.write.as_ref().map_or(0, |w| w.length)
+            } else {
+                recv.wqe.length - recv.dma.resid
+            },
+            qp_num: self.qpn,
+            port_num: 1,
+            ..Default::default()
+        };
+        if let Some(imm) = pkt.header::<Immdt>() {
+            wc.wc_flags |= IB_WC_WITH_IMM;
+            // `ex.imm_data` is big-endian in the CQE, as on the wire.
+            wc.ex = u32::from_ne_bytes(imm.imm.to_be_bytes());
+        }
+        if let Some(ieth) = pkt.header::<Ieth>() {
+            wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+            wc.ex = ieth.rkey;
+        }
+        if let Some(deth) = pkt.header::<Deth>() {
+            wc.src_qp = deth.sqp;
+            wc.wc_flags |= IB_WC_GRH;
+        }
+        self.dev.data().count(Counter::RdmaRecv);
+        self.post_recv_cqe(eng, &wc, pkt.bth().se);
+    }
+
+    fn complete_recv_status(&self, eng: &mut Engine, status: u32) {
+        let Some(recv) = eng.resp.recv.as_ref() else {
+            return;
+        };
+        let wc = UverbsWc {
+            wr_id: recv.wqe.wr_id,
+            status,
+            opcode: IB_WC_RECV,
+            qp_num: self.qpn,
+            port_num: 1,
+            ..Default::default()
+        };
+        self.post_recv_cqe(eng, &wc, false);
+    }
+
+    /// Posts a receive CQE and frees the WQE it completes.
+    fn post_recv_cqe(&self, eng: &mut Engine, wc: &UverbsWc, solicited: bool) {
+        let from_rq = eng.resp.recv.take().is_some_and(|r| r.from_rq);
+        if self.rcq.post(wc, solicited).is_err() {
+            self.to_error(eng, Some(IbEvent::QpFatal));
+        }
+        if from_rq {
+            if let Some(rq) = &self.rq {
+                eng.resp.rq_consumer = rq.geometry().next_index(eng.resp.rq_consumer);
+                rq.publish_consumer(eng.resp.rq_consumer);
+            }
+        }
+    }
+
+    /// In the error state every posted receive completes with `WR_FLUSH_ERR`
+    /// (`flush_recv_queue`; an SRQ is shared and not flushed).
+    fn flush_recv_queue(&self, eng: &mut Engine) -> bool {
+        if eng.resp.recv.is_some() {
+            self.complete_recv_status(eng, IB_WC_WR_FLUSH_ERR);
+            return true;
+        }
+        let Some(rq) = &self.rq else { return false };
+        let g = *rq.geometry();
+        let mut progress = false;
+        for _ in 0..g.num_slots() {
+            let ends = g.ends(
+                QueueType::FromClient,
+                eng.resp.rq_consumer,
+                rq.shared_producer(),
+            );
+            if ends.is_empty() {
+                break;
+            }
+            let mut bytes = [0u8; 8];
+            let _ = rq.read_slot(eng.resp.rq_consumer, &mut bytes);
+            let wc = UverbsWc {
+                wr_id: u64::from_ne_bytes(bytes),
+                status: IB_WC_WR_FLUSH_ERR,
+                opcode: IB_WC_RECV,
+                qp_num: self.qpn,
+                port_num: 1,
+                ..Default::default()
+            };
+            let _ = self.rcq.post(&wc, false);
+            eng.resp.rq_consumer = g.next_index(eng.resp.rq_consumer);
+            rq.publish_consumer(eng.resp.rq_consumer);
+            progress = true;
+        }
+        progress
+    }
+}
+
+/// A local failure of the responder (length, protection): NAK'ed as an invalid request.
+fn local(status: u32) -> Fail {
+    Fail {
+        nak: NakCode::InvalidRequest,
+        status,
+        event: IbEvent::QpFatal,
+    }
+}
