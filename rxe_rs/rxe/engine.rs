@@ -29,7 +29,7 @@ use crate::ib::{
 use crate::net::skb::{Route, SkBuff};
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
-    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Header, Ieth, Immdt, Reth, ICRC_LEN},
+    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
     icrc::{self, IpHeader, UDP_HDR_LEN},
     opcode::opcode_info,
     packet::pad_len,
@@ -55,10 +55,12 @@ pub(crate) struct Engine {
     pub(crate) comp: CompState,
     pub(crate) resp: RespState,
     pub(crate) sq: SendQueue,
+    /// RC or UC (path MTU, PSN checks).
+    connected: bool,
 }
 
 impl Engine {
-    pub(crate) fn new(attrs: QpAttrs, sq: &Geometry) -> Result<Self> {
+    pub(crate) fn new(attrs: QpAttrs, sq: &Geometry, connected: bool) -> Result<Self> {
         Ok(Self {
             attrs,
             pri_av: None,
@@ -67,6 +69,7 @@ impl Engine {
             comp: CompState::default(),
             resp: RespState::default(),
             sq: SendQueue::new(sq)?,
+            connected,
         })
     }
 
@@ -100,8 +103,12 @@ impl Engine {
         }
     }
 
-    /// The path MTU in bytes (`qp->mtu`).
+    /// The MTU of this QP's packets: the path MTU for connected QPs, the port's for datagrams
+    /// (`get_mtu`).
     pub(crate) fn mtu(&self, dev: &RxeDev) -> u32 {
+        if !self.connected {
+            return dev.active_mtu_bytes();
+        }
         let mtu =
             crate::proto::params::IbMtu::from_raw(self.attrs.path_mtu).map_or(256, |m| m.bytes());
         mtu.min(dev.active_mtu_bytes())
@@ -118,6 +125,7 @@ pub(crate) struct Headers {
     pub(crate) deth: Option<Deth>,
     pub(crate) immdt: Option<Immdt>,
     pub(crate) ieth: Option<Ieth>,
+    pub(crate) feth: Option<Feth>,
 }
 
 /// A built packet, ready to go.
@@ -170,7 +178,8 @@ impl QpShared {
                 && write_opt(&hdrs.atmack, info.offset(Atmack::KIND), data)
                 && write_opt(&hdrs.deth, info.offset(Deth::KIND), data)
                 && write_opt(&hdrs.immdt, info.offset(Immdt::KIND), data)
-                && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data);
+                && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data)
+                && write_opt(&hdrs.feth, info.offset(Feth::KIND), data);
             if !ok {
                 return Ok(None);
             }

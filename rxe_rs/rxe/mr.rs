@@ -24,6 +24,8 @@ pub(crate) mod access {
     pub(crate) const REMOTE_WRITE: u32 = 2;
     pub(crate) const REMOTE_READ: u32 = 4;
     pub(crate) const REMOTE_ATOMIC: u32 = 8;
+    pub(crate) const FLUSH_GLOBAL: u32 = 1 << 8;
+    pub(crate) const FLUSH_PERSISTENT: u32 = 1 << 9;
 }
 
 /// Where an MR's bytes are.

@@ -210,7 +210,8 @@ impl RxeQp {
             },
             ..Default::default()
         };
-        let engine = Engine::new(attrs, sq.geometry())?;
+        let connected = matches!(qp_type, QpType::Rc | QpType::Uc);
+        let engine = Engine::new(attrs, sq.geometry(), connected)?;
         let dev_ref = DeviceRef::get(dev).ok_or(ENODEV)?;
         let (cap, sq_sig_all) = (init.cap, init.sq_sig_all);
         let shared = Arc::pin_init(

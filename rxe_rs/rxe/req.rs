@@ -14,7 +14,7 @@ use super::{
 };
 use crate::proto::{
     av::AddressVector,
-    hdr::{Atmeth, Bth, Deth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
+    hdr::{Atmeth, Bth, Deth, Feth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
     opcode::{opcode_info, Mask},
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
@@ -61,17 +61,17 @@ pub(crate) struct WqeInfo {
 /// The kernel's copy of the send queue.
 pub(crate) struct SendQueue {
     slot_size: usize,
-    bytes: KVec<u8>,
-    info: KVec<WqeInfo>,
+    bytes: KVVec<u8>,
+    info: KVVec<WqeInfo>,
 }
 
 impl SendQueue {
     pub(crate) fn new(g: &Geometry) -> Result<Self> {
         let slots = g.num_slots() as usize;
         let slot_size = g.slot_size() as usize;
-        let mut bytes = KVec::new();
+        let mut bytes = KVVec::new();
         bytes.resize(slots * slot_size, 0, GFP_KERNEL)?;
-        let mut info = KVec::new();
+        let mut info = KVVec::new();
         info.resize(slots, WqeInfo::default(), GFP_KERNEL)?;
         Ok(Self {
             slot_size,
@@ -230,14 +230,22 @@ impl QpShared {
         };
         let mut hdrs = Headers::default();
         if mask.contains(Mask::RETH) {
-            let (va, rkey) = match wqe.detail {
-                WrDetail::Rdma { remote_addr, rkey } => (remote_addr, rkey),
-                _ => (0, 0),
+            let (va, rkey, len) = match wqe.detail {
+                WrDetail::Rdma { remote_addr, rkey } => (remote_addr, rkey, wqe.length),
+                WrDetail::Flush {
+                    remote_addr,
+                    length,
+                    rkey,
+                    ..
+                } => (remote_addr, rkey, length),
+                _ => (0, 0, wqe.length),
             };
-            hdrs.reth = Some(Reth {
-                va,
-                rkey,
-                len: wqe.length,
+            hdrs.reth = Some(Reth { va, rkey, len });
+        }
+        if let WrDetail::Flush { type_, level, .. } = wqe.detail {
+            hdrs.feth = Some(Feth {
+                selectivity_level: level,
+                placement_type: type_,
             });
         }
         if mask.contains(Mask::IMMDT) {

@@ -15,7 +15,9 @@ use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
 use crate::proto::{
     hdr::GSI_QKEY,
-    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY},
+    hdr::{
+        Aeth, Atmack, Atmeth, Bth, Deth, Feth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY,
+    },
     opcode::{self, Mask},
     packet::Packet,
     psn::{psn_add, psn_diff},
@@ -263,8 +265,10 @@ impl QpShared {
             access::REMOTE_READ
         } else if mask.contains(Mask::ATOMIC) {
             access::REMOTE_ATOMIC
-        } else if mask.contains(Mask::WRITE) {
+        } else if mask.contains(Mask::WRITE) || mask.contains(Mask::ATOMIC_WRITE) {
             access::REMOTE_WRITE
+        } else if mask.contains(Mask::FLUSH) {
+            flush_access(&pkt)
         } else {
             0
         };
@@ -309,13 +313,19 @@ impl QpShared {
             };
             let need = if mask.contains(Mask::READ) {
                 access::REMOTE_READ
+            } else if mask.contains(Mask::FLUSH) {
+                flush_access(&pkt)
             } else {
                 access::REMOTE_WRITE
             };
-            let mr = if reth.len == 0 {
+            // A flush of the whole MR names no range (`IB_FLUSH_MR`).
+            let whole_mr = mask.contains(Mask::FLUSH)
+                && pkt.header::<Feth>().is_some_and(|f| f.selectivity_level == 1);
+            let len = if whole_mr { 0 } else { reth.len as usize };
+            let mr = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
                 None
             } else {
-                match self.lookup_remote(reth.rkey, need, reth.va, reth.len as usize) {
+                match self.lookup_remote(reth.rkey, need, reth.va, len) {
                     Some(mr) => Some(mr),
                     None => {
                         if self.qp_type == QpType::Rc {
@@ -377,6 +387,27 @@ impl QpShared {
         if mask.contains(Mask::SEND) {
             if let Err(status) = self.recv_data(eng, rcu, payload) {
                 self.fail(eng, out, psn, local(status));
+                return;
+            }
+        } else if mask.contains(Mask::ATOMIC_WRITE) {
+            // IBA oA19-28: exactly 8 bytes, to an aligned address.
+            let ok = payload.len() == 8
+                && eng
+                    .resp
+                    .write
+                    .as_ref()
+                    .is_some_and(|w| w.resid == 8 && w.va % 8 == 0);
+            if !ok {
+                self.fail(eng, out, psn, INVALID);
+                return;
+            }
+            let ok = eng.resp.write.as_ref().is_some_and(|w| {
+                w.mr
+                    .as_ref()
+                    .is_some_and(|mr| mr.write(rcu, w.va, payload).is_ok())
+            });
+            if !ok {
+                self.fail(eng, out, psn, ACCESS);
                 return;
             }
         } else if mask.contains(Mask::WRITE) {
@@ -774,6 +805,20 @@ impl QpShared {
         }
         progress
     }
+}
+
+/// The MR and QP rights a flush needs (`IB_ACCESS_FLUSH_GLOBAL` / `_PERSISTENT` by its
+/// placement type).
+fn flush_access(pkt: &Packet<'_>) -> u32 {
+    let plt = pkt.header::<Feth>().map_or(0, |f| f.placement_type);
+    let mut need = 0;
+    if plt & 1 != 0 {
+        need |= access::FLUSH_GLOBAL;
+    }
+    if plt & 2 != 0 {
+        need |= access::FLUSH_PERSISTENT;
+    }
+    need
 }
 
 /// A local failure of the responder (length, protection): NAK'ed as an invalid request.

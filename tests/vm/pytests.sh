@@ -21,7 +21,7 @@ for m in "${mods[@]}"; do
 	ok=$(grep -cE ' \.\.\. ok$' "$log"); fail=$(grep -cE ' \.\.\. FAIL$' "$log")
 	err=$(grep -cE ' \.\.\. ERROR$' "$log"); skip=$(grep -cE ' \.\.\. skipped' "$log")
 	printf '%-28s ok %3d  fail %2d  error %2d  skipped %3d  (exit %d)\n' "$m" "$ok" "$fail" "$err" "$skip" "$rc"
-	grep -E ' \.\.\. (FAIL|ERROR)$' "$log" | sed 's/^/    /'
+	grep -aE " \.\.\. (FAIL|ERROR)$" "$log" | sed 's/^/    /'
 	tp=$((tp + ok)) tf=$((tf + fail)) te=$((te + err)) ts=$((ts + skip))
 done
 echo "TOTAL ok $tp fail $tf error $te skipped $ts"
