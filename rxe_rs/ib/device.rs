@@ -8,14 +8,18 @@
 //! Objects ib_core allocates for us (ucontext, PD) embed their `ib_*` struct first, with the
 //! driver's part after it ([`Object`]); their sizes go into `ib_device_ops.size_ib_*`.
 
-use super::handles::{CqHandle, SrqHandle};
-use super::qp::{QpAttrs, QpInit, QpLinks};
+use super::handles::{CqHandle, QpHandle, SrqHandle};
+use super::qp::{KernelSendWr, QpAttrs, QpInit, QpLinks};
 use super::{
     netdev::{NetDev, NetDevRef},
     uqueue::{MmapTable, UserReq},
 };
 use crate::ffi;
-use crate::proto::{av::GlobalRoute, qp_state::QpCap};
+use crate::proto::{
+    av::GlobalRoute,
+    qp_state::QpCap,
+    wqe::{Sge, UverbsWc},
+};
 use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
 use kernel::{error::from_result, prelude::*, types::Opaque};
 
@@ -153,6 +157,16 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     ) -> Result<(Self::Qp, u32)>;
     /// `post_send` from user space: the doorbell of a QP whose send queue user space fills.
     fn post_send_user(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// `post_send` of one kernel work request (any context).
+    fn post_send_kernel(dev: &Device<Self>, qp: &Self::Qp, wr: &KernelSendWr<'_, Self>) -> Result;
+    /// After `post_send_kernel` of a chain: start sending.
+    fn kick_send(dev: &Device<Self>, qp: &Self::Qp);
+    /// `post_recv` of one kernel receive WR (any context).
+    fn post_recv(dev: &Device<Self>, qp: &Self::Qp, wr_id: u64, sges: &[Sge]) -> Result;
+    /// `post_srq_recv` of one kernel receive WR (any context).
+    fn post_srq_recv(dev: &Device<Self>, srq: &Self::Srq, wr_id: u64, sges: &[Sge]) -> Result;
+    /// `poll_cq` of a kernel CQ: fills `out` from the front; how many.
+    fn poll_cq(dev: &Device<Self>, cq: &Self::Cq, out: &mut [PolledWc]) -> usize;
     /// `modify_qp`.
     fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &QpAttrs, mask: u32) -> Result;
     /// `query_qp`: the current attributes and capabilities.
@@ -167,6 +181,15 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn query_ah(dev: &Device<Self>, ah: &Self::Ah) -> (u32, GlobalRoute);
     /// `destroy_ah`; the data is dropped after it.
     fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
+}
+
+/// A completion of a kernel CQ: the CQE, its QP, and the network header type of a datagram.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct PolledWc {
+    pub(crate) wc: UverbsWc,
+    pub(crate) qp: Option<QpHandle>,
+    /// `RDMA_NETWORK_*` for UD/GSI receives (`IB_WC_WITH_NETWORK_HDR_TYPE`), else 0.
+    pub(crate) network_hdr_type: u8,
 }
 
 /// `struct ib_srq_attr`.
@@ -529,6 +552,7 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         destroy_cq: Some(destroy_cq::<T>),
         resize_user_cq: Some(resize_cq::<T>),
         req_notify_cq: Some(req_notify_cq::<T>),
+        poll_cq: Some(poll_cq::<T>),
         size_ib_cq: size_of::<Object<ffi::ib_cq, T::Cq>>(),
         get_dma_mr: Some(get_dma_mr::<T>),
         reg_user_mr: Some(reg_user_mr::<T>),
@@ -543,6 +567,8 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         size_ib_srq: size_of::<Object<ffi::ib_srq, T::Srq>>(),
         create_qp: Some(super::qp::create_qp::<T>),
         post_send: Some(super::qp::post_send::<T>),
+        post_recv: Some(super::qp::post_recv::<T>),
+        post_srq_recv: Some(super::qp::post_srq_recv::<T>),
         modify_qp: Some(super::qp::modify_qp::<T>),
         query_qp: Some(super::qp::query_qp::<T>),
         destroy_qp: Some(super::qp::destroy_qp::<T>),
@@ -1148,4 +1174,50 @@ unsafe extern "C" fn destroy_srq<T: DeviceOps>(
         core::ptr::drop_in_place(addr_of_mut!((*obj).data));
     }
     0
+}
+
+unsafe extern "C" fn poll_cq<T: DeviceOps>(
+    ibcq: *mut ffi::ib_cq,
+    num_entries: kernel::ffi::c_int,
+    wc: *mut ffi::ib_wc,
+) -> kernel::ffi::c_int {
+    const BATCH: usize = 16;
+    let Ok(want) = usize::try_from(num_entries) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: `create_cq` succeeded for this CQ; `wc` has room for `num_entries` entries.
+    unsafe {
+        let obj = ibcq.cast::<Object<ffi::ib_cq, T::Cq>>();
+        let dev = Device::<T>::from_raw((*ibcq).device);
+        let mut done = 0usize;
+        while done < want {
+            let mut batch = [PolledWc::default(); BATCH];
+            let n = (want - done).min(BATCH);
+            let got = T::poll_cq(dev, &(*obj).data, &mut batch[..n]);
+            for p in &batch[..got] {
+                let out = &mut *wc.add(done);
+                *out = ffi::ib_wc::default();
+                *out.__bindgen_anon_1.wr_id.as_mut() = p.wc.wr_id;
+                out.status = p.wc.status;
+                out.opcode = p.wc.opcode;
+                out.vendor_err = p.wc.vendor_err;
+                out.byte_len = p.wc.byte_len;
+                out.qp = p.qp.map_or(core::ptr::null_mut(), |q| q.as_raw());
+                *out.ex.imm_data.as_mut() = p.wc.ex;
+                out.src_qp = p.wc.src_qp;
+                out.slid = u32::from(p.wc.slid);
+                out.wc_flags = p.wc.wc_flags as i32;
+                out.pkey_index = p.wc.pkey_index;
+                out.sl = p.wc.sl;
+                out.dlid_path_bits = p.wc.dlid_path_bits;
+                out.port_num = u32::from(p.wc.port_num);
+                out.network_hdr_type = p.network_hdr_type;
+                done += 1;
+            }
+            if got < n {
+                break;
+            }
+        }
+        done as kernel::ffi::c_int
+    }
 }

@@ -74,6 +74,11 @@ macro_rules! handle {
             pub(super) fn new(raw: *mut $raw) -> Option<Self> {
                 NonNull::new(raw).map(Self)
             }
+
+            #[allow(dead_code)]
+            pub(super) fn as_raw(&self) -> *mut $raw {
+                self.0.as_ptr()
+            }
         }
     };
 }

@@ -9,7 +9,11 @@ use super::{
     uqueue::UserReq,
 };
 use crate::ffi;
-use crate::proto::{av::GlobalRoute, qp_state::QpCap};
+use crate::proto::{
+    av::GlobalRoute,
+    qp_state::QpCap,
+    wqe::{SendWr, Sge, WrDetail},
+};
 use core::ptr::addr_of_mut;
 use kernel::{error::from_result, prelude::*};
 
@@ -302,22 +306,191 @@ pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
     })
 }
 
+/// A kernel ULP's send work request (`struct ib_send_wr` and its `ib_ud_wr`, `ib_rdma_wr`,
+/// `ib_atomic_wr` containers), as plain values.
+pub(crate) struct KernelSendWr<'a, T: DeviceOps> {
+    pub(crate) wr: SendWr,
+    pub(crate) sges: &'a [Sge],
+    /// The address handle of a UD send.
+    pub(crate) ah: Option<&'a T::Ah>,
+}
+
+/// Copies up to `out.len()` SGEs of a work request; `EINVAL` for more.
+///
+/// # Safety
+///
+/// `list` points to `num` valid `ib_sge`s (or `num` is 0).
+unsafe fn read_sges(list: *const ffi::ib_sge, num: i32, out: &mut [Sge]) -> Result<usize> {
+    let n = usize::try_from(num).map_err(|_| EINVAL)?;
+    if n > out.len() {
+        return Err(EINVAL);
+    }
+    for (i, sge) in out.iter_mut().enumerate().take(n) {
+        // SAFETY: `i < num` (caller).
+        let s = unsafe { &*list.add(i) };
+        *sge = Sge {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        };
+    }
+    Ok(n)
+}
+
+/// Reads one `ib_send_wr` (with its container for the opcodes that have one).
+///
+/// # Safety
+///
+/// `wr` is a valid send WR of a kernel ULP posting to a QP of type `qp_type`.
+unsafe fn read_send_wr<'a, T: DeviceOps>(
+    wr: *const ffi::ib_send_wr,
+    qp_type: u32,
+    sges: &'a mut [Sge; 32],
+) -> Result<KernelSendWr<'a, T>> {
+    // SAFETY: per the caller.
+    let w = unsafe { &*wr };
+    // SAFETY: `sg_list` holds `num_sge` entries (verbs contract).
+    let n = unsafe { read_sges(w.sg_list, w.num_sge, sges) }?;
+    // SAFETY: `ex` is a plain 32-bit union.
+    let ex = unsafe { *w.ex.imm_data.as_ref() };
+    // SAFETY: `wr_id` is the member kernel ULPs set, or the `wr_cqe` pointer in its place.
+    let wr_id = unsafe { *w.__bindgen_anon_1.wr_id.as_ref() };
+    let opcode = w.opcode;
+    let mut ah = None;
+    let detail = if qp_type == ffi::ib_qp_type_IB_QPT_UD || qp_type == ffi::ib_qp_type_IB_QPT_GSI {
+        // SAFETY: UD WRs are embedded in an `ib_ud_wr`.
+        let ud = unsafe { &*wr.cast::<ffi::ib_ud_wr>() };
+        if !ud.ah.is_null() {
+            // SAFETY: the AH is one of ours (same device), alive while the WR is posted.
+            ah = Some(unsafe { &(*ud.ah.cast::<Object<ffi::ib_ah, T::Ah>>()).data });
+        }
+        WrDetail::Ud {
+            remote_qpn: ud.remote_qpn,
+            remote_qkey: ud.remote_qkey,
+            pkey_index: ud.pkey_index,
+            ah_num: 0,
+        }
+    } else {
+        match opcode {
+            ffi::ib_wr_opcode_IB_WR_RDMA_WRITE
+            | ffi::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM
+            | ffi::ib_wr_opcode_IB_WR_RDMA_READ
+            | ffi::ib_wr_opcode_IB_WR_RDMA_READ_WITH_INV => {
+                // SAFETY: RDMA WRs are embedded in an `ib_rdma_wr`.
+                let r = unsafe { &*wr.cast::<ffi::ib_rdma_wr>() };
+                WrDetail::Rdma {
+                    remote_addr: r.remote_addr,
+                    rkey: r.rkey,
+                }
+            }
+            ffi::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
+            | ffi::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => {
+                // SAFETY: atomic WRs are embedded in an `ib_atomic_wr`.
+                let a = unsafe { &*wr.cast::<ffi::ib_atomic_wr>() };
+                WrDetail::Atomic {
+                    remote_addr: a.remote_addr,
+                    compare_add: a.compare_add,
+                    swap: a.swap,
+                    rkey: a.rkey,
+                }
+            }
+            _ => WrDetail::None,
+        }
+    };
+    Ok(KernelSendWr {
+        wr: SendWr {
+            wr_id,
+            opcode,
+            send_flags: w.send_flags as u32,
+            ex,
+            detail,
+        },
+        sges: &sges[..n],
+        ah,
+    })
+}
+
 pub(super) unsafe extern "C" fn post_send<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
-    _wr: *const ffi::ib_send_wr,
+    wr: *const ffi::ib_send_wr,
     bad_wr: *mut *const ffi::ib_send_wr,
 ) -> kernel::ffi::c_int {
     // SAFETY: `create_qp` succeeded for this QP. A user QP's send queue is filled by user
-    // space: uverbs calls this with no work requests as its doorbell.
+    // space: uverbs calls this with no work requests as its doorbell. A kernel ULP passes a
+    // valid chain of WRs.
     from_result(|| unsafe {
-        if (*ibqp).uobject.is_null() {
-            // Kernel work requests: not yet (ib_core sees no post_recv/poll_cq either, so no
-            // kernel ULP uses this device).
-            *bad_wr = _wr;
-            return Err(EOPNOTSUPP);
-        }
         let obj = ibqp.cast::<QpObject<T>>();
-        T::post_send_user(Device::<T>::from_raw((*ibqp).device), &(*obj).data)?;
+        let dev = Device::<T>::from_raw((*ibqp).device);
+        if !(*ibqp).uobject.is_null() {
+            T::post_send_user(dev, &(*obj).data)?;
+            return Ok(0);
+        }
+        let mut cur = wr;
+        let mut sges = [Sge::default(); 32];
+        let mut res = Ok(());
+        while !cur.is_null() {
+            let posted = read_send_wr::<T>(cur, (*ibqp).qp_type, &mut sges)
+                .and_then(|w| T::post_send_kernel(dev, &(*obj).data, &w));
+            if let Err(e) = posted {
+                *bad_wr = cur;
+                res = Err(e);
+                break;
+            }
+            cur = (*cur).next;
+        }
+        T::kick_send(dev, &(*obj).data);
+        res.map(|()| 0)
+    })
+}
+
+pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    wr: *const ffi::ib_recv_wr,
+    bad_wr: *mut *const ffi::ib_recv_wr,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_qp` succeeded for this QP; `wr` is a valid chain of receive WRs.
+    from_result(|| unsafe {
+        let obj = ibqp.cast::<QpObject<T>>();
+        let dev = Device::<T>::from_raw((*ibqp).device);
+        let mut cur = wr;
+        let mut sges = [Sge::default(); 32];
+        while !cur.is_null() {
+            let w = &*cur;
+            let posted = read_sges(w.sg_list, w.num_sge, &mut sges).and_then(|n| {
+                T::post_recv(dev, &(*obj).data, *w.__bindgen_anon_1.wr_id.as_ref(), &sges[..n])
+            });
+            if let Err(e) = posted {
+                *bad_wr = cur;
+                return Err(e);
+            }
+            cur = w.next;
+        }
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn post_srq_recv<T: DeviceOps>(
+    ibsrq: *mut ffi::ib_srq,
+    wr: *const ffi::ib_recv_wr,
+    bad_wr: *mut *const ffi::ib_recv_wr,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_srq` succeeded for this SRQ; `wr` is a valid chain of receive WRs.
+    from_result(|| unsafe {
+        let obj = ibsrq.cast::<Object<ffi::ib_srq, T::Srq>>();
+        let dev = Device::<T>::from_raw((*ibsrq).device);
+        let mut cur = wr;
+        let mut sges = [Sge::default(); 32];
+        while !cur.is_null() {
+            let w = &*cur;
+            let posted = read_sges(w.sg_list, w.num_sge, &mut sges).and_then(|n| {
+                T::post_srq_recv(dev, &(*obj).data, *w.__bindgen_anon_1.wr_id.as_ref(), &sges[..n])
+            });
+            if let Err(e) = posted {
+                *bad_wr = cur;
+                return Err(e);
+            }
+            cur = w.next;
+        }
         Ok(0)
     })
 }

@@ -7,8 +7,8 @@ use super::ring::errno;
 use super::ring::Ring;
 use crate::ib::{
     consts::{IB_CQ_REPORT_MISSED_EVENTS, IB_CQ_SOLICITED_MASK},
-    device::CqInit,
-    handles::{CqHandle, IbEvent},
+    device::{CqInit, PolledWc},
+    handles::{CqHandle, IbEvent, QpHandle},
     uqueue::{MmapOffer, UserReq},
 };
 use crate::proto::{
@@ -165,12 +165,52 @@ impl RxeCq {
     }
 }
 
+/// Where a kernel CQE keeps the network header type.
+const NET_TYPE_OFFSET: usize = 48;
+
+impl RxeCq {
+    /// `rxe_poll_cq` (kernel CQs): takes up to `out.len()` completions.
+    pub(crate) fn poll(&self, out: &mut [PolledWc], qp_of: impl Fn(u32) -> Option<QpHandle>) -> usize {
+        let mut n = 0;
+        let cq = self.shared.ring.lock();
+        let g = *cq.ring.geometry();
+        let mut consumer = g.mask(cq.ring.shared_consumer());
+        for slot in out.iter_mut() {
+            let ends = g.ends(QueueType::ToUlp, consumer, cq.ring.shared_producer());
+            if ends.is_empty() {
+                break;
+            }
+            let mut cqe = [0u8; CQE_SIZE as usize];
+            if cq.ring.read_slot(consumer, &mut cqe).is_err() {
+                break;
+            }
+            let Ok(wc) = UverbsWc::read(&cqe) else { break };
+            *slot = PolledWc {
+                wc,
+                qp: qp_of(wc.qp_num),
+                network_hdr_type: cqe[NET_TYPE_OFFSET],
+            };
+            consumer = g.next_index(consumer);
+            n += 1;
+        }
+        cq.ring.publish_consumer(consumer);
+        n
+    }
+}
+
 impl CqShared {
     /// `rxe_cq_post`: writes a completion, then calls the completion handler if the CQ is
     /// armed for it. A full CQ raises `IB_EVENT_CQ_ERR` and loses the completion (`EBUSY`).
     pub(crate) fn post(&self, wc: &UverbsWc, solicited: bool) -> Result {
+        self.post_ext(wc, solicited, 0)
+    }
+
+    /// As [`Self::post`], with the network header type kernel consumers get (in the CQE bytes
+    /// past `struct ib_uverbs_wc`, which user space does not read).
+    pub(crate) fn post_ext(&self, wc: &UverbsWc, solicited: bool, net_type: u8) -> Result {
         let mut cqe = [0u8; CQE_SIZE as usize];
         wc.write(&mut cqe).map_err(|_| EINVAL)?;
+        cqe[NET_TYPE_OFFSET] = net_type;
         {
             let mut cq = self.ring.lock();
             let g = *cq.ring.geometry();

@@ -3,12 +3,12 @@
 //! An rxe device: one ib_device over one net device, with the C driver's attributes
 //! (`rxe.c`, `rxe_verbs.c`), created by `rdma link add` and removed with its netdev.
 
-use crate::ib::qp::{QpAttrs, QpInit, QpLinks};
+use crate::ib::qp::{KernelSendWr, QpAttrs, QpInit, QpLinks};
 use crate::ib::{
     consts::*,
     device::{
         self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
-        PdId, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
+        PdId, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
     },
     handles::{CqHandle, SrqHandle},
     netdev::{NetDev, NetdevEvent, NetdevListener},
@@ -19,6 +19,7 @@ use crate::proto::params::{self, IbMtu, ObjectCount};
 use crate::proto::{
     av::{AddressVector, GlobalRoute},
     qp_state::QpCap,
+    wqe::Sge,
 };
 use crate::rxe::{
     ah::RxeAh,
@@ -540,6 +541,26 @@ impl DeviceOps for RxeDev {
 
     fn post_send_user(_dev: &Device<Self>, qp: &RxeQp) -> Result {
         qp.post_send_user()
+    }
+
+    fn post_send_kernel(_dev: &Device<Self>, qp: &RxeQp, wr: &KernelSendWr<'_, Self>) -> Result {
+        qp.post_kernel(wr)
+    }
+
+    fn kick_send(_dev: &Device<Self>, qp: &RxeQp) {
+        qp.kick_send();
+    }
+
+    fn post_recv(_dev: &Device<Self>, qp: &RxeQp, wr_id: u64, sges: &[Sge]) -> Result {
+        qp.post_recv(wr_id, sges)
+    }
+
+    fn post_srq_recv(_dev: &Device<Self>, srq: &RxeSrq, wr_id: u64, sges: &[Sge]) -> Result {
+        srq.shared().post(wr_id, sges)
+    }
+
+    fn poll_cq(dev: &Device<Self>, cq: &RxeCq, out: &mut [PolledWc]) -> usize {
+        cq.poll(out, |qpn| dev.data().qp(qpn).map(|qp| qp.handle))
     }
 
     fn modify_qp(_dev: &Device<Self>, qp: &RxeQp, attr: &QpAttrs, mask: u32) -> Result {

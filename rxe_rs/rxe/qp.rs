@@ -15,7 +15,7 @@ use super::{
 use crate::ib::{
     device::{Device, DeviceRef, PdId},
     handles::{BhDisabled, QpHandle},
-    qp::{QpAttrs, QpAv, QpInit, QpLinks},
+    qp::{KernelSendWr, QpAttrs, QpAv, QpInit, QpLinks},
     timer::Timer,
     uqueue::{MmapInfo, MmapOffer, UserReq},
 };
@@ -24,14 +24,16 @@ use crate::proto::{
     av::{AddressVector, NetworkType},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
-    queue::{recv_wqe_size, send_wqe_size},
+    queue::{recv_wqe_size, send_wqe_size, QueueType},
     task::TaskState,
+    wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail, IB_SEND_INLINE},
 };
+use crate::ib::mem::KernelMem;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    new_spinlock, new_work,
+    new_spinlock, new_spinlock_irq, new_work,
     prelude::*,
-    sync::{Arc, Completion, SpinLock},
+    sync::{Arc, Completion, SpinLock, SpinLockIrq},
     workqueue::Work,
 };
 
@@ -105,6 +107,9 @@ pub(crate) struct QpShared {
     pub(crate) cap: QpCap,
     /// `IB_SIGNAL_ALL_WR`.
     pub(crate) sq_sig_all: bool,
+    /// Serialises kernel ULPs posting to the send and receive queues (any context).
+    #[pin]
+    post_lock: SpinLockIrq<()>,
 }
 
 kernel::impl_has_work! {
@@ -239,6 +244,7 @@ impl RxeQp {
                 rcq: links.recv_cq.shared().clone(),
                 cap,
                 sq_sig_all,
+                post_lock <- new_spinlock_irq!(()),
             }),
             GFP_KERNEL,
         )?;
@@ -374,6 +380,91 @@ impl RxeQp {
         if new_state != old_state && matches!(new_state, QpState::Rts | QpState::Err) {
             // Start sending what was posted early, or flush everything.
             self.shared.kick();
+        }
+        Ok(())
+    }
+
+    /// `rxe_post_send_kernel`, one WR: written into the send ring as user space would.
+    pub(crate) fn post_kernel(&self, wr: &KernelSendWr<'_, RxeDev>) -> Result {
+        let qp = &self.shared;
+        if qp.is_user {
+            return Err(EINVAL);
+        }
+        let mut detail = wr.wr.detail;
+        if let WrDetail::Ud { ah_num, .. } = &mut detail {
+            *ah_num = wr.ah.map(|ah| ah.num()).ok_or(EINVAL)?;
+        }
+        let send_wr = SendWr {
+            detail,
+            ..wr.wr
+        };
+        // Inline data is copied from the ULP's buffers now, as the C driver does.
+        let mut inline = [0u8; crate::proto::params::MAX_INLINE_DATA as usize];
+        let data = if send_wr.send_flags & IB_SEND_INLINE != 0 {
+            let mut len = 0usize;
+            for sge in wr.sges {
+                let n = sge.length as usize;
+                let dst = inline.get_mut(len..len + n).ok_or(EINVAL)?;
+                KernelMem::read(sge.addr, dst);
+                len += n;
+            }
+            SendData::Inline(&inline[..len])
+        } else if wr.sges.is_empty() {
+            SendData::None
+        } else {
+            SendData::Sges(wr.sges)
+        };
+        let limits = SendLimits {
+            max_sge: qp.cap.max_send_sge,
+            max_inline: qp.cap.max_inline_data,
+            allow_kernel_only: true,
+        };
+        let mut slot = [0u8; 2048];
+        let g = *qp.sq.geometry();
+        let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
+        let _guard = qp.post_lock.lock();
+        if matches!(qp.state_hint(), QpState::Reset | QpState::Init) {
+            return Err(EINVAL);
+        }
+        let producer = g.mask(qp.sq.shared_producer());
+        let ends = g.ends(QueueType::FromUlp, producer, qp.sq.shared_consumer());
+        if ends.is_full() {
+            return Err(ENOMEM);
+        }
+        wqe::write_send_wqe(slot, qp.qp_type, limits, &send_wr, data).map_err(|_| EINVAL)?;
+        qp.sq.write_slot(producer, slot)?;
+        qp.sq.publish_producer(g.next_index(producer));
+        Ok(())
+    }
+
+    /// After a chain of kernel posts: the requester has work.
+    pub(crate) fn kick_send(&self) {
+        self.shared.kick_deferred();
+    }
+
+    /// `rxe_post_recv`, one WR (kernel QPs).
+    pub(crate) fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> Result {
+        let qp = &self.shared;
+        let rq = qp.rq.as_ref().ok_or(EINVAL)?;
+        if qp.is_user {
+            return Err(EINVAL);
+        }
+        let g = *rq.geometry();
+        let mut slot = [0u8; 2048];
+        let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
+        wqe::write_recv_wqe(slot, wr_id, sges, qp.cap.max_recv_sge).map_err(|_| EINVAL)?;
+        {
+            let _guard = qp.post_lock.lock();
+            let producer = g.mask(rq.shared_producer());
+            let ends = g.ends(QueueType::FromUlp, producer, rq.shared_consumer());
+            if ends.is_full() {
+                return Err(ENOMEM);
+            }
+            rq.write_slot(producer, slot)?;
+            rq.publish_producer(g.next_index(producer));
+        }
+        if qp.state_hint() == QpState::Err {
+            qp.kick_deferred();
         }
         Ok(())
     }

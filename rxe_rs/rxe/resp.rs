@@ -26,7 +26,8 @@ use crate::proto::{
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
         IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
-        IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE, IB_WC_WR_FLUSH_ERR,
+        IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE,
+        IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{prelude::*, sync::rcu, sync::Arc};
@@ -439,7 +440,12 @@ impl QpShared {
             if mask.contains(Mask::COMP)
                 || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT))
             {
-                self.complete_recv(eng, &pkt, IB_WC_SUCCESS);
+                // `RDMA_NETWORK_IPV4` = 2, `RDMA_NETWORK_IPV6` = 3, by the IP version.
+                let net_type = match skb.ip_header().first() {
+                    Some(b) if b >> 4 == 6 => 3,
+                    _ => 2,
+                };
+                self.complete_recv(eng, &pkt, IB_WC_SUCCESS, net_type);
             }
             eng.resp.write = None;
         }
@@ -700,7 +706,7 @@ impl QpShared {
     }
 
     /// Completes the receive WQE of a message that arrived (`do_complete`).
-    fn complete_recv(&self, eng: &mut Engine, pkt: &Packet<'_>, status: u32) {
+    fn complete_recv(&self, eng: &mut Engine, pkt: &Packet<'_>, status: u32, ip_net_type: u8) {
         let Some(recv) = eng.resp.recv.as_ref() else {
             return;
         };
@@ -732,12 +738,17 @@ impl QpShared {
             wc.wc_flags |= IB_WC_WITH_INVALIDATE;
             wc.ex = ieth.rkey;
         }
+        let mut net_type = 0;
         if let Some(deth) = pkt.header::<Deth>() {
             wc.src_qp = deth.sqp;
             wc.wc_flags |= IB_WC_GRH;
+            if !self.is_user {
+                wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+                net_type = ip_net_type;
+            }
         }
         self.dev.data().count(Counter::RdmaRecv);
-        self.post_recv_cqe(eng, &wc, pkt.bth().se);
+        self.post_recv_cqe(eng, &wc, pkt.bth().se, net_type);
     }
 
     fn complete_recv_status(&self, eng: &mut Engine, status: u32) {
@@ -752,13 +763,13 @@ impl QpShared {
             port_num: 1,
             ..Default::default()
         };
-        self.post_recv_cqe(eng, &wc, false);
+        self.post_recv_cqe(eng, &wc, false, 0);
     }
 
     /// Posts a receive CQE and frees the WQE it completes.
-    fn post_recv_cqe(&self, eng: &mut Engine, wc: &UverbsWc, solicited: bool) {
+    fn post_recv_cqe(&self, eng: &mut Engine, wc: &UverbsWc, solicited: bool, net_type: u8) {
         let from_rq = eng.resp.recv.take().is_some_and(|r| r.from_rq);
-        if self.rcq.post(wc, solicited).is_err() {
+        if self.rcq.post_ext(wc, solicited, net_type).is_err() {
             self.to_error(eng, Some(IbEvent::QpFatal));
         }
         if from_rq {

@@ -11,6 +11,7 @@ use crate::ib::{
 use crate::proto::{
     params,
     queue::{recv_wqe_size, Index, QueueType},
+    wqe::{self, Sge},
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use kernel::{
@@ -75,6 +76,23 @@ impl SrqShared {
             self.handle.event(IbEvent::SrqLimitReached);
         }
         Some(())
+    }
+
+    /// `rxe_post_srq_recv`, one WR (kernel SRQs).
+    pub(crate) fn post(&self, wr_id: u64, sges: &[Sge]) -> Result {
+        let mut slot = [0u8; 2048];
+        let srq = self.ring.lock();
+        let g = *srq.ring.geometry();
+        let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
+        wqe::write_recv_wqe(slot, wr_id, sges, self.max_sge).map_err(|_| EINVAL)?;
+        let producer = g.mask(srq.ring.shared_producer());
+        let ends = g.ends(QueueType::FromUlp, producer, srq.ring.shared_consumer());
+        if ends.is_full() {
+            return Err(ENOMEM);
+        }
+        srq.ring.write_slot(producer, slot)?;
+        srq.ring.publish_producer(g.next_index(producer));
+        Ok(())
     }
 
     /// Bytes of one WQE slot.
