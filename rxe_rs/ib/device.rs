@@ -165,6 +165,8 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn post_recv(dev: &Device<Self>, qp: &Self::Qp, wr_id: u64, sges: &[Sge]) -> Result;
     /// `post_srq_recv` of one kernel receive WR (any context).
     fn post_srq_recv(dev: &Device<Self>, srq: &Self::Srq, wr_id: u64, sges: &[Sge]) -> Result;
+    /// The port counters the performance management agent reports (`process_mad`).
+    fn pma_counters(dev: &Device<Self>) -> PmaCounters;
     /// `poll_cq` of a kernel CQ: fills `out` from the front; how many.
     fn poll_cq(dev: &Device<Self>, cq: &Self::Cq, out: &mut [PolledWc]) -> usize;
     /// `modify_qp`.
@@ -181,6 +183,16 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn query_ah(dev: &Device<Self>, ah: &Self::Ah) -> (u32, GlobalRoute);
     /// `destroy_ah`; the data is dropped after it.
     fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
+}
+
+/// What `PortCounters` / `PortCountersExtended` queries report (IBA 16.1.3.5, 16.1.4.11).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct PmaCounters {
+    pub(crate) link_downed: u64,
+    pub(crate) xmit_bytes: u64,
+    pub(crate) rcv_bytes: u64,
+    pub(crate) xmit_packets: u64,
+    pub(crate) rcv_packets: u64,
 }
 
 /// A completion of a kernel CQ: the CQE, its QP, and the network header type of a datagram.
@@ -553,6 +565,7 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         resize_user_cq: Some(resize_cq::<T>),
         req_notify_cq: Some(req_notify_cq::<T>),
         poll_cq: Some(poll_cq::<T>),
+        process_mad: Some(process_mad::<T>),
         size_ib_cq: size_of::<Object<ffi::ib_cq, T::Cq>>(),
         get_dma_mr: Some(get_dma_mr::<T>),
         reg_user_mr: Some(reg_user_mr::<T>),
@@ -1219,5 +1232,84 @@ unsafe extern "C" fn poll_cq<T: DeviceOps>(
             }
         }
         done as kernel::ffi::c_int
+    }
+}
+
+// MAD layout (`struct ib_mad`): header fields and the attribute data of the PMA replies.
+const MAD_MGMT_CLASS: usize = 1;
+const MAD_METHOD: usize = 3;
+const MAD_STATUS: usize = 4;
+const MAD_ATTR_ID: usize = 16;
+const MAD_PMA_DATA: usize = 24 + 40;
+const IB_MGMT_CLASS_PERF_MGMT: u8 = 0x04;
+const IB_MGMT_METHOD_GET: u8 = 0x01;
+const IB_PMA_CLASS_PORT_INFO: u16 = 0x0001;
+const IB_PMA_PORT_COUNTERS: u16 = 0x0012;
+const IB_PMA_PORT_COUNTERS_EXT: u16 = 0x001d;
+const IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD: u16 = 0x0008;
+const IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB: u16 = 0x000c;
+const IB_MAD_RESULT_SUCCESS: i32 = 1;
+const IB_MAD_RESULT_REPLY: i32 = 2;
+
+/// The performance management agent's answers (`rxe_process_mad`): class port info with
+/// extended counters, and the port counters, from `T::pma_counters`.
+fn pma_reply(c: &PmaCounters, input: &[u8], out: &mut [u8]) -> i32 {
+    out.fill(0);
+    let class = input[MAD_MGMT_CLASS];
+    let method = input[MAD_METHOD];
+    let status = |out: &mut [u8], s: u16| out[MAD_STATUS..MAD_STATUS + 2].copy_from_slice(&s.to_be_bytes());
+    if class != IB_MGMT_CLASS_PERF_MGMT {
+        status(out, IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD);
+        return IB_MAD_RESULT_SUCCESS;
+    }
+    if method != IB_MGMT_METHOD_GET {
+        return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
+    }
+    let d = MAD_PMA_DATA;
+    match u16::from_be_bytes([input[MAD_ATTR_ID], input[MAD_ATTR_ID + 1]]) {
+        IB_PMA_CLASS_PORT_INFO => {
+            // capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH (bit 9), big-endian.
+            out[d + 2..d + 4].copy_from_slice(&(1u16 << 9).to_be_bytes());
+        }
+        IB_PMA_PORT_COUNTERS => {
+            // Counters stop at all ones instead of wrapping (IBA 16.1.3.5).
+            out[d + 7] = c.link_downed.min(u64::from(u8::MAX)) as u8;
+        }
+        IB_PMA_PORT_COUNTERS_EXT => {
+            // Data counters count 32-bit words.
+            out[d + 8..d + 16].copy_from_slice(&(c.xmit_bytes >> 2).to_be_bytes());
+            out[d + 16..d + 24].copy_from_slice(&(c.rcv_bytes >> 2).to_be_bytes());
+            out[d + 24..d + 32].copy_from_slice(&c.xmit_packets.to_be_bytes());
+            out[d + 32..d + 40].copy_from_slice(&c.rcv_packets.to_be_bytes());
+        }
+        _ => {
+            status(out, IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+            return IB_MAD_RESULT_SUCCESS;
+        }
+    }
+    IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY
+}
+
+unsafe extern "C" fn process_mad<T: DeviceOps>(
+    ibdev: *mut ffi::ib_device,
+    _flags: kernel::ffi::c_int,
+    port_num: u32,
+    _in_wc: *const ffi::ib_wc,
+    _in_grh: *const ffi::ib_grh,
+    in_mad: *const ffi::ib_mad,
+    out_mad: *mut ffi::ib_mad,
+    _out_mad_size: *mut usize,
+    _out_mad_pkey_index: *mut u16,
+) -> kernel::ffi::c_int {
+    if port_num != 1 {
+        return 0;
+    }
+    const LEN: usize = core::mem::size_of::<ffi::ib_mad>();
+    // SAFETY: ib_core passes a full `ib_mad` in and one to fill out, on one of our devices.
+    unsafe {
+        let dev = Device::<T>::from_raw(ibdev);
+        let input = core::slice::from_raw_parts(in_mad.cast::<u8>(), LEN);
+        let out = core::slice::from_raw_parts_mut(out_mad.cast::<u8>(), LEN);
+        pma_reply(&T::pma_counters(dev), input, out)
     }
 }

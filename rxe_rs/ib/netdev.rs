@@ -55,6 +55,23 @@ impl NetDev {
         }
     }
 
+    /// Whether `mac` is this device's address, compared as the C driver does for its loopback
+    /// test (`ether_addr_equal(dev->dev_addr, av->dmac)`): all six bytes, so a device without
+    /// an address (tun) matches the all-zero MAC its neighbours resolve to.
+    pub(crate) fn is_own_mac(&self, mac: &[u8; 6]) -> bool {
+        // SAFETY: `self.0` is valid; `dev_addr` is an allocation of at least `MAX_ADDR_LEN`
+        // (32) bytes whatever `addr_len` is (`dev_addr_init`).
+        unsafe {
+            let dev = &*self.0.get();
+            if dev.dev_addr.is_null() {
+                return false;
+            }
+            let mut own = [0u8; 6];
+            core::ptr::copy_nonoverlapping(dev.dev_addr, own.as_mut_ptr(), 6);
+            own == *mac
+        }
+    }
+
     /// The hardware address, or a random one for a device without (the GID and GUIDs need a
     /// unique one, `rxe_init_device_param`).
     pub(crate) fn hw_addr_or_random(&self) -> [u8; 6] {

@@ -8,7 +8,7 @@ use crate::ib::{
     consts::*,
     device::{
         self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
-        PdId, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
+        PdId, PmaCounters, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
     },
     handles::{CqHandle, SrqHandle},
     netdev::{NetDev, NetdevEvent, NetdevListener},
@@ -196,6 +196,10 @@ impl RxeDev {
 
     pub(crate) fn count(&self, counter: Counter) {
         self.counters[counter as usize].fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn count_bytes(&self, counter: Counter, bytes: usize) {
+        self.counters[counter as usize].fetch_add(bytes as u64, Relaxed);
     }
 
     /// Follows the netdev MTU (`rxe_set_mtu`).
@@ -557,6 +561,17 @@ impl DeviceOps for RxeDev {
 
     fn post_srq_recv(_dev: &Device<Self>, srq: &RxeSrq, wr_id: u64, sges: &[Sge]) -> Result {
         srq.shared().post(wr_id, sges)
+    }
+
+    fn pma_counters(dev: &Device<Self>) -> PmaCounters {
+        let c = |k: Counter| dev.data().counters[k as usize].load(Relaxed);
+        PmaCounters {
+            link_downed: c(Counter::LinkDowned),
+            xmit_bytes: c(Counter::SentBytes),
+            rcv_bytes: c(Counter::RcvdBytes),
+            xmit_packets: c(Counter::SentPkts),
+            rcv_packets: c(Counter::RcvdPkts),
+        }
     }
 
     fn poll_cq(dev: &Device<Self>, cq: &RxeCq, out: &mut [PolledWc]) -> usize {

@@ -217,7 +217,7 @@ impl QpShared {
                 return Ok(None);
             }
         }
-        let loopback = netdev.hw_addr() == Some(av.dmac);
+        let loopback = netdev.is_own_mac(&av.dmac);
         Ok(Some(OutPacket { skb, loopback }))
     }
 
@@ -226,6 +226,8 @@ impl QpShared {
         for pkt in packets.drain() {
             let rxe = self.dev.data();
             rxe.count(Counter::SentPkts);
+            // As the C driver: the packet with its IP and UDP headers.
+            rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
             if pkt.loopback {
                 let mut skb = pkt.skb;
                 skb.loopback();

@@ -79,6 +79,9 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff) {
         return;
     };
     dev.data().count(Counter::RcvdPkts);
+    // As the C driver: the whole IP packet, as `sent_bytes` counts it on the other side.
+    dev.data()
+        .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.data().len());
     let queue = if is_request {
         &qp.req_pkts
     } else {
