@@ -11,7 +11,7 @@
 DEBUG ?= 0
 debug_flag := $(if $(filter 1 yes y,$(DEBUG)),--debug,)
 
-.PHONY: all setup module demo check host-test clean
+.PHONY: all setup module demo check host-test clean bench
 
 all: module
 
@@ -30,6 +30,9 @@ check: setup
 
 host-test:
 	cargo test
+
+bench: module
+	scripts/bench
 
 clean:
 	rm -rf .build target

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Guest (--driver none; run by scripts/bench, `make bench`): perftest loopback over rxe0 on eth0
+# for the C rdma_rxe and rxe-rs, one after the other in this VM with the same flags: server and
+# client here, client to 127.0.0.1. Prints a table "test  c  rs  rs/c" (bandwidth: perftest's
+# BW average in MB/s = MiB/s; latency: t_typical in µs) and writes it to /mnt/run/bench.txt.
+# A test that fails, times out or prints no result is FAIL (ratio "-"); every other cell still
+# runs. Exits 1 if any cell failed.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per perftest run (server and client each)
+BW_ITERS=${BW_ITERS:-5000}        # ib_*_bw at BW_SIZE: 5000 x 64 KiB = 312 MiB each
+LAT_ITERS=${LAT_ITERS:-5000}      # ib_*_lat at LAT_SIZE
+BW_SIZE=65536 LAT_SIZE=2
+TESTS="ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat"
+DRIVERS="c rs"
+port=18700 # perftest's TCP port: a new one per run (perf runs in a subshell: counted by the caller)
+declare -A result
+
+# perf TEST: one perftest run on rxe0; prints the number for the table, or nothing.
+perf() {
+	local t=$1 size=$BW_SIZE n=$BW_ITERS col=4 gid
+	case $t in *_lat) size=$LAT_SIZE n=$LAT_ITERS col=5 ;; esac # t_typical; bw: BW average
+	gid=$(gid_ipv4 rxe0)
+	serve "$TEST_TIMEOUT" "tcp_listening $port" "$t" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" -- \
+		"$t" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
+	# The client's result line: "#bytes #iterations …" then the numbers.
+	awk -v s="$size" -v c="$col" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "/tmp/$t.out"
+}
+
+for drv in $DRIVERS; do
+	mod=rdma_rxe other=rdma_rxe_rs
+	[ "$drv" = c ] || { mod=rdma_rxe_rs other=rdma_rxe; }
+	echo "=== $drv: $mod"
+	# No udev in the VM: load the verbs user interfaces as scripts/guest/init does. The column
+	# must come from $mod alone (both register link type "rxe").
+	if modprobe "$mod" && modprobe -a ib_uverbs rdma_ucm ib_umad && grep -q "^$mod " /proc/modules &&
+		! grep -q "^$other " /proc/modules && rdma link add rxe0 type rxe netdev eth0; then
+		for t in $TESTS; do
+			port=$((port + 1))
+			v=$(perf "$t")
+			if [ -n "$v" ]; then result[$drv,$t]=$v; echo "$t: $v"
+			else result[$drv,$t]=FAIL; echo "$t: FAIL"; sed 's/^/    | /' "/tmp/$t.out" | tail -n 15; fi
+		done
+		rdma link del rxe0 || echo "rdma link del rxe0 failed"
+	else
+		echo "could not load $mod or add rxe0"
+	fi
+	modprobe -r "$mod" || rmmod "$mod" || echo "could not unload $mod"
+done
+
+{
+	echo "=== perftest loopback over rxe0 (bw: ${BW_ITERS} x ${BW_SIZE} B, MiB/s; lat: ${LAT_ITERS} x ${LAT_SIZE} B, typical µs)"
+	printf '%-14s %10s %10s %8s\n' test c rs rs/c
+	for t in $TESTS; do
+		c=${result[c,$t]:-FAIL} rs=${result[rs,$t]:-FAIL} ratio=-
+		[ "$c" = FAIL ] || [ "$rs" = FAIL ] || ratio=$(awk -v a="$rs" -v b="$c" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+		printf '%-14s %10s %10s %8s\n' "$t" "$c" "$rs" "$ratio"
+	done
+} | tee /tmp/bench.txt
+cp /tmp/bench.txt /mnt/run/bench.txt 2>/dev/null
+! grep -qw FAIL /tmp/bench.txt

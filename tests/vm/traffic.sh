@@ -1,0 +1,92 @@
+#!/bin/bash
+# Guest (--driver rs or c): the data-path acceptance matrix for the loaded rxe driver.
+#   scripts/vm-run --driver rs --timeout 3000 -- tests/vm/traffic.sh [quick|full]
+# Two topologies: loopback (rxe0 on eth0, server and client in this namespace) and two network
+# namespaces joined by a veth pair at MTU 9000 (rxev0 on veth0 here, rxev1 on veth1 in ns
+# rxens; shared rdma netns mode, as the kernel's rxe_rping_between_netns.sh). In each:
+# ibv_{rc,uc,srq}_pingpong -c over SIZES x path MTUs 256/1024/4096, ibv_ud_pingpong -c at the
+# sizes that fit the port's active MTU (and at the active MTU), rping -V, ucmatose, udaddy.
+# One line "ok NAME" / "FAIL NAME" per case, then "N passed, M failed"; exits 1 on a failure.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:-quick}
+MTUS="256 1024 4096"
+case "$mode" in
+quick) SIZES="1 4096 65536" ITERS=200 CASE_TIMEOUT=${CASE_TIMEOUT:-60} ;;
+# full: ITERS exchanges per case, but at most BYTES_PER_CASE bytes each way (1 MiB: 32 exchanges),
+# and messages smaller than every path MTU (1 B) only at MTU 1024: the run stays under 20 min.
+full) SIZES="1 4096 65536 1048576" ITERS=10000 CASE_TIMEOUT=${CASE_TIMEOUT:-600} SMALL_AT_ONE_MTU=1 ;;
+*) echo "usage: $0 [quick|full]" >&2; exit 2 ;;
+esac
+BYTES_PER_CASE=${BYTES_PER_CASE:-33554432} # 32 MiB
+SMALL_AT_ONE_MTU=${SMALL_AT_ONE_MTU:-0}
+RPING_COUNT=1000 CM_COUNT=100
+[ "${VARIANT:-stock}" != debug ] || CASE_TIMEOUT=$((CASE_TIMEOUT * 5)) # KASAN + lockdep under TCG
+port=18600 # TCP port of the pingpongs' out-of-band exchange: a new one per case
+
+# iters SIZE: exchanges for one case of SIZE bytes.
+iters() { local n=$((BYTES_PER_CASE / $1)); echo $((n < ITERS ? n : ITERS)); }
+# cm_listening COMM: an rdma_cm id of process COMM listens.
+cm_listening() { rdma res show cm_id | grep -q "state LISTEN .*comm $1"; }
+
+# pingpong PROG ARGS…: one ibv_*_pingpong case, server on $sdev (in $ns), client on $cdev.
+pingpong() {
+	local prog=$1
+	shift
+	port=$((port + 1))
+	check "$topo $prog -c $*" serve "$CASE_TIMEOUT" "tcp_listening $port $ns" \
+		"${sx[@]}" "$prog" -d "$sdev" -g "$sgid" -p "$port" -c "$@" -- \
+		"$prog" -d "$cdev" -g "$cgid" -p "$port" -c "$@" "$addr"
+}
+
+# matrix TOPO SERVER_DEV CLIENT_DEV SERVER_ADDR [NETNS]: every case over one topology.
+matrix() {
+	local topo=$1 sdev=$2 cdev=$3 addr=$4 ns=${5:-} sx=() sgid cgid mtu size prog active
+	[ -z "$ns" ] || sx=(ip netns exec "$ns")
+	# Shared rdma netns mode: every rxe device is visible here, wherever its netdev is.
+	sgid=$(gid_ipv4 "$sdev") cgid=$(gid_ipv4 "$cdev")
+	active=$(ibv_devinfo -d "$cdev" | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
+	check "$topo: IPv4 GIDs on $sdev ($sgid) and $cdev ($cgid), active MTU ${active:-?}" \
+		test -n "$sgid" -a -n "$cgid" -a -n "$active"
+	for prog in ibv_rc_pingpong ibv_uc_pingpong ibv_srq_pingpong; do
+		for mtu in $MTUS; do
+			for size in $SIZES; do
+				[ "$SMALL_AT_ONE_MTU" = 0 ] || [ "$size" -ge 256 ] || [ "$mtu" = 1024 ] || continue
+				pingpong "$prog" -m "$mtu" -s "$size" -n "$(iters "$size")"
+			done
+		done
+	done
+	# UD has no path MTU option: a message must fit the port's active MTU.
+	# shellcheck disable=SC2086 # SIZES is a list
+	for size in $(printf '%s\n' $SIZES "$active" | sort -nu); do
+		[ "$size" -le "${active:-0}" ] && pingpong ibv_ud_pingpong -s "$size" -n "$(iters "$size")"
+	done
+	check "$topo rping -V -C $RPING_COUNT" serve "$CASE_TIMEOUT" "cm_listening rping" \
+		"${sx[@]}" rping -s -a "$addr" -V -C "$RPING_COUNT" -- rping -c -a "$addr" -V -v -C "$RPING_COUNT"
+	check "$topo ucmatose -C $CM_COUNT -S 4096" serve "$CASE_TIMEOUT" "cm_listening ucmatose" \
+		"${sx[@]}" ucmatose -b "$addr" -C "$CM_COUNT" -S 4096 -- ucmatose -s "$addr" -C "$CM_COUNT" -S 4096
+	check "$topo udaddy -C $CM_COUNT" serve "$CASE_TIMEOUT" "cm_listening udaddy" \
+		"${sx[@]}" udaddy -b "$addr" -C "$CM_COUNT" -- udaddy -s "$addr" -C "$CM_COUNT"
+}
+
+echo "traffic.sh $mode, driver ${DRIVER:-?}: sizes $SIZES, path MTUs $MTUS, at most $ITERS exchanges per case"
+check "rdma link add rxe0 type rxe netdev eth0" rdma link add rxe0 type rxe netdev eth0
+matrix loopback rxe0 rxe0 "${IP:-10.0.2.15}"
+check "rdma link del rxe0" rdma link del rxe0
+
+check "netns rxens + veth0/veth1 (MTU 9000)" sh -ec '
+	ip netns add rxens
+	ip link add veth0 mtu 9000 type veth peer name veth1 mtu 9000
+	ip link set veth1 netns rxens
+	ip addr add 10.10.0.1/24 dev veth0; ip link set veth0 up
+	ip netns exec rxens ip addr add 10.10.0.2/24 dev veth1
+	ip netns exec rxens ip link set veth1 up; ip netns exec rxens ip link set lo up
+	rdma link add rxev0 type rxe netdev veth0
+	ip netns exec rxens rdma link add rxev1 type rxe netdev veth1
+	ping -c 1 -W 5 10.10.0.2'
+matrix netns rxev1 rxev0 10.10.0.2 rxens
+check "rdma link del rxev0, rxev1; netns and veth removed" sh -ec '
+	rdma link del rxev0; ip netns exec rxens rdma link del rxev1
+	ip link del veth0; ip netns del rxens'
+tally
