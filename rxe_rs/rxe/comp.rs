@@ -75,8 +75,14 @@ impl QpShared {
             _ => {}
         }
         if let Some(skb) = self.resp_pkts.pop() {
+            let before = eng.comp.psn;
             self.handle_response(eng, rcu, skb.data());
             skb.consume();
+            // Progress restarts the retransmit timer while packets are outstanding.
+            if eng.comp.psn != before && psn_diff(eng.req.psn, eng.comp.psn) > 0 {
+                eng.comp.timeout = false;
+                self.arm_retransmit(eng.attrs.timeout);
+            }
             return true;
         }
         let g = *self.sq.geometry();
@@ -104,7 +110,13 @@ impl QpShared {
             }
             WqeState::Pending | WqeState::Processing if eng.comp.timeout => {
                 eng.comp.timeout = false;
-                self.retry(eng, false)
+                // Timeouts may be stale (the timer is pushed on, not stopped): retry only with
+                // packets outstanding.
+                if psn_diff(eng.req.psn, eng.comp.psn) > 0 {
+                    self.retry(eng, false)
+                } else {
+                    false
+                }
             }
             _ => false,
         }
@@ -167,7 +179,7 @@ impl QpShared {
         let mask = pkt.info().mask;
         // A response past this WQE acknowledges it (unless it is a read or atomic, whose
         // response was lost: retry).
-        if info.state == WqeState::Pending && psn_diff(psn, info.last_psn) > 0 {
+        if info.sent && psn_diff(psn, info.last_psn) > 0 {
             if wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
                 return Outcome::Retry;
             }
@@ -256,7 +268,7 @@ impl QpShared {
                 }
                 eng.comp.psn = psn_add(psn, 1);
                 // A plain ACK never completes a read or an atomic.
-                if info.state == WqeState::Pending
+                if info.sent
                     && psn == info.last_psn
                     && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
                 {
@@ -330,10 +342,15 @@ impl QpShared {
         if let Some(i) = eng.sq.info_mut(head) {
             *i = Default::default();
         }
-        // The requester never stays behind the consumer.
+        // The requester never stays behind the consumer: if it was (re)sending this WQE, it
+        // goes on with the next one at the PSN after this one's last, the PSN the responder
+        // expects next (sending the next WQE under this one's PSNs would make it a duplicate).
         if eng.req.wqe_index == head {
             eng.req.wqe_index = g.next_index(head);
             eng.req.opcode = None;
+            if info.sent && psn_diff(eng.req.psn, psn_add(info.last_psn, 1)) < 0 {
+                eng.req.psn = psn_add(info.last_psn, 1);
+            }
         }
         eng.comp.consumer = g.next_index(head);
         self.sq.publish_consumer(eng.comp.consumer);
@@ -396,16 +413,31 @@ impl QpShared {
                 break;
             }
             // Packets of this WQE already acknowledged (only the oldest can have any).
-            let acked = if psn_diff(comp_psn, info.first_psn) > 0 && i == eng.comp.consumer {
-                psn_diff(comp_psn, info.first_psn) as u32
+            let acked = if info.started && i == eng.comp.consumer {
+                psn_diff(comp_psn, info.first_psn).max(0) as u32
             } else {
                 0
             };
             info.state = WqeState::Processing;
             info.dma = wqe::DmaCursor::new(wqe.length);
             info.rx_dma = wqe::DmaCursor::new(wqe.length);
-            if acked > 0 && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
-                let skip = (acked * mtu).min(wqe.length);
+            info.read_offset = 0;
+            if acked > 0 && wqe.mask.contains(WrMask::READ) {
+                // Resume the read after the responses that arrived.
+                let skip = acked.saturating_mul(mtu).min(wqe.length);
+                let slot_bytes = eng.sq.slot(i);
+                let mut rx = wqe::DmaCursor::new(wqe.length);
+                if rx
+                    .advance(|k| wqe::sge(slot_bytes, k), wqe.num_sge, skip)
+                    .is_ok()
+                {
+                    if let Some(info) = eng.sq.info_mut(i) {
+                        info.rx_dma = rx;
+                        info.read_offset = skip;
+                    }
+                }
+            } else if acked > 0 && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
+                let skip = acked.saturating_mul(mtu).min(wqe.length);
                 let slot_bytes = eng.sq.slot(i);
                 let mut dma = wqe::DmaCursor::new(wqe.length);
                 let ok = match wqe.data {

@@ -56,6 +56,13 @@ pub(crate) struct WqeInfo {
     pub(crate) dma: DmaCursor,
     /// Where read responses / the atomic result go in the WQE's SGEs.
     pub(crate) rx_dma: DmaCursor,
+    /// Every packet was sent at least once, so `last_psn` is final (a retry resends with the
+    /// same PSNs, and an ACK of `last_psn` completes the WQE even while it is being resent).
+    pub(crate) sent: bool,
+    /// The first packet was sent at least once, so `first_psn` is set.
+    pub(crate) started: bool,
+    /// Bytes of a read already answered when it is resent (`req_retry` moves `iova` on).
+    pub(crate) read_offset: u32,
 }
 
 /// The kernel's copy of the send queue.
@@ -205,7 +212,7 @@ impl QpShared {
         let end = mask.contains(Mask::END);
         // Packets of a read: one request, `npsn` responses.
         let npsn = if is_read {
-            wqe.length.div_ceil(mtu).max(1)
+            (wqe.length - info.read_offset).div_ceil(mtu).max(1)
         } else {
             1
         };
@@ -231,6 +238,11 @@ impl QpShared {
         let mut hdrs = Headers::default();
         if mask.contains(Mask::RETH) {
             let (va, rkey, len) = match wqe.detail {
+                WrDetail::Rdma { remote_addr, rkey } if is_read => (
+                    remote_addr.wrapping_add(u64::from(info.read_offset)),
+                    rkey,
+                    wqe.length - info.read_offset,
+                ),
                 WrDetail::Rdma { remote_addr, rkey } => (remote_addr, rkey, wqe.length),
                 WrDetail::Flush {
                     remote_addr,
@@ -306,6 +318,7 @@ impl QpShared {
         };
         if mask.contains(Mask::START) {
             info.first_psn = psn;
+            info.started = true;
         }
         info.last_psn = psn_add(psn, npsn - 1);
         info.dma = dma;
@@ -314,6 +327,7 @@ impl QpShared {
         }
         if end {
             info.state = WqeState::Pending;
+            info.sent = true;
         }
         if needs_credit {
             eng.req.rd_atomic = eng.req.rd_atomic.saturating_sub(1);
@@ -324,6 +338,8 @@ impl QpShared {
             eng.req.wqe_index = g.next_index(idx);
         }
         if rc {
+            // The timer now runs from this packet: an expiry flagged before it is stale.
+            eng.comp.timeout = false;
             self.arm_retransmit(eng.attrs.timeout);
         }
         true

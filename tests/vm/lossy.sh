@@ -1,0 +1,48 @@
+#!/bin/bash
+# Guest test (either driver): RC over a lossy link. Two network namespaces joined by a veth pair
+# with netem (loss 5%, reorder 10%, duplicate 1%) on both ends; ibv_rc_pingpong -c and
+# ib_write_bw / ib_read_bw must finish with correct data, and the retransmit counters must show
+# the loss was seen (a test that never lost a packet proves nothing).
+#
+# Bare ACKs and NAKs (48-byte IP packets) bypass netem: with retry_cnt 7 (infinite, in both
+# drivers) a lost ACK of a peer's *last* message leaves that peer retrying forever once the other
+# side has exited, so a fully lossy link would hang either driver at the end of the run, whatever
+# the transport does. Data, read responses and requests are all lossy.
+. "$(dirname "$0")/lib.sh"
+modprobe -q sch_netem
+check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" sh -ec '
+	ip netns add rxel
+	ip link add vl0 type veth peer name vl1
+	ip link set vl1 netns rxel
+	ip addr add 10.20.0.1/24 dev vl0; ip link set vl0 up
+	ip netns exec rxel ip addr add 10.20.0.2/24 dev vl1
+	ip netns exec rxel ip link set vl1 up; ip netns exec rxel ip link set lo up
+	for x in "" "ip netns exec rxel"; do
+		dev=vl0; [ -z "$x" ] || dev=vl1
+		$x tc qdisc add dev $dev root handle 1: prio
+		$x tc qdisc add dev $dev parent 1:2 handle 20: netem delay 1ms reorder 10% loss 5% duplicate 1%
+		$x tc filter add dev $dev parent 1: protocol ip prio 1 u32 match u16 48 0xffff at 2 flowid 1:1
+	done
+	rdma link add rxl0 type rxe netdev vl0
+	ip netns exec rxel rdma link add rxl1 type rxe netdev vl1'
+gid0=$(gid_ipv4 rxl0); gid1=$(gid_ipv4 rxl1)
+check "ibv_rc_pingpong -c 500 x 4 KiB, lossy" serve 200 "sleep 2" \
+	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 500 -s 4096 -c -- \
+	ibv_rc_pingpong -d rxl0 -g "$gid0" -n 500 -s 4096 -c 10.20.0.2
+check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024, lossy" serve 200 "sleep 2" \
+	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 100 -s 65536 -m 1024 -c -- \
+	ibv_rc_pingpong -d rxl0 -g "$gid0" -n 100 -s 65536 -m 1024 -c 10.20.0.2
+check "ib_write_bw 200 x 64 KiB, lossy" serve 200 "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
+	ip netns exec rxel ib_write_bw -d rxl1 -x "$gid1" -s 65536 -n 200 -F -- \
+	ib_write_bw -d rxl0 -x "$gid0" -s 65536 -n 200 -F 10.20.0.2
+check "ib_read_bw 200 x 64 KiB, lossy" serve 200 "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
+	ip netns exec rxel ib_read_bw -d rxl1 -x "$gid1" -s 65536 -n 200 -F -- \
+	ib_read_bw -d rxl0 -x "$gid0" -s 65536 -n 200 -F 10.20.0.2
+counter() { rdma statistic show link "$1/1" | awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1)} END {print s + 0}'; }
+retries=$(( $(counter rxl0 completer_retry_err) + $(counter rxl1 completer_retry_err) ))
+dups=$(( $(counter rxl0 duplicate_request) + $(counter rxl1 duplicate_request) ))
+echo "retransmits: completer_retry_err $retries, duplicate_request $dups"
+rdma statistic show link rxl0/1; rdma statistic show link rxl1/1
+check "retransmissions happened (completer_retry_err $retries > 0)" test "$retries" -gt 0
+check "cleanup" sh -ec 'rdma link del rxl0; ip netns exec rxel rdma link del rxl1; ip link del vl0; ip netns del rxel'
+tally

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+"""
+Error flows of an RC connection, checked the same way against the C rdma_rxe and rxe-rs
+(run by tests/vm/errors.sh through rdma-core's tests/run_tests.py):
+
+- a wrong rkey: REM_ACCESS_ERR on the requester, both QPs in ERROR, the rest flushed;
+- a receiver that posts its receive late: RNR NAKs retried until it does (rnr_retry = 7);
+- rnr_retry = 1 with no receive ever: RNR_RETRY_EXC_ERR.
+"""
+import subprocess
+import time
+
+import pyverbs.enums as e
+from pyverbs.mr import MR
+from tests.base import RCResources, RDMATestCase
+import tests.utils as u
+
+REMOTE = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+
+
+class RcRemote(RCResources):
+    rnr_retry = None
+
+    def create_mr(self):
+        self.mr = MR(self.pd, self.msg_size, REMOTE)
+
+    def create_qp_attr(self):
+        attr = super().create_qp_attr()
+        attr.qp_access_flags = REMOTE
+        return attr
+
+    def to_rts(self):
+        if self.rnr_retry is None:
+            return super().to_rts()
+        # base.set_rnr_attributes() is what to_rts uses: wrap it for this QP.
+        import tests.base as b
+        orig = b.set_rnr_attributes
+        def with_rnr(attr):
+            orig(attr)
+            attr.rnr_retry = self.rnr_retry
+        b.set_rnr_attributes = with_rnr
+        try:
+            return super().to_rts()
+        finally:
+            b.set_rnr_attributes = orig
+
+
+class RcRnrOnce(RcRemote):
+    rnr_retry = 1
+
+
+def counter(dev, name):
+    out = subprocess.run(['rdma', 'statistic', 'show', 'link', f'{dev}/1'],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return int(out[out.index(name) + 1])
+
+
+def qp_state(res):
+    attr, _ = res.qp.query(e.IBV_QP_STATE)
+    return attr.qp_state
+
+
+class RxeErrorFlows(RDMATestCase):
+    def test_write_bad_rkey(self):
+        self.create_players(RcRemote)
+        cli, srv = self.client, self.server
+        u.post_recv(srv, u.get_recv_wr(srv))
+        wr, _ = u.get_send_elements(cli, False, e.IBV_WR_RDMA_WRITE)
+        wr.set_wr_rdma(int(cli.rkey) ^ 0x1, int(cli.raddr))
+        u.post_send(cli, wr)
+        wcs = u._poll_cq(cli.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_REM_ACCESS_ERR,
+                         u.wc_status_to_str(wcs[0].status))
+        # The responder NAKed and went to ERROR: its posted receive is flushed.
+        wcs = u._poll_cq(srv.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_WR_FLUSH_ERR,
+                         u.wc_status_to_str(wcs[0].status))
+        self.assertEqual(qp_state(cli), e.IBV_QPS_ERR)
+        self.assertEqual(qp_state(srv), e.IBV_QPS_ERR)
+        # Whatever the requester posts now is flushed.
+        wr, _ = u.get_send_elements(cli, False)
+        u.post_send(cli, wr)
+        wcs = u._poll_cq(cli.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_WR_FLUSH_ERR,
+                         u.wc_status_to_str(wcs[0].status))
+
+    def test_rnr_late_receive(self):
+        self.create_players(RcRemote)
+        cli, srv = self.client, self.server
+        before = counter(self.dev_name, 'rcvd_rnr_err')
+        wr, _ = u.get_send_elements(cli, False)
+        u.post_send(cli, wr)
+        time.sleep(0.5)
+        u.post_recv(srv, u.get_recv_wr(srv))
+        u.poll_cq(cli.cq)
+        u.poll_cq(srv.cq)
+        msg = srv.mem_read(srv.msg_size)
+        self.assertEqual(msg, b'c' * srv.msg_size)
+        self.assertGreater(counter(self.dev_name, 'rcvd_rnr_err'), before)
+
+    def test_rnr_retry_exceeded(self):
+        self.create_players(RcRnrOnce)
+        cli = self.client
+        wr, _ = u.get_send_elements(cli, False)
+        u.post_send(cli, wr)
+        wcs = u._poll_cq(cli.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_RNR_RETRY_EXC_ERR,
+                         u.wc_status_to_str(wcs[0].status))
+        self.assertEqual(qp_state(cli), e.IBV_QPS_ERR)
