@@ -342,6 +342,13 @@ impl QpShared {
         if let Some(i) = eng.sq.info_mut(head) {
             *i = Default::default();
         }
+        // A completed WQE is acknowledged to its last PSN even when a later PSN did it
+        // (implicitly): the completer expects nothing before the next one. (Left behind, a
+        // later retry would rewind the requester into PSNs the responder already has, shifting
+        // the next message's packets.)
+        if info.sent && psn_diff(eng.comp.psn, psn_add(info.last_psn, 1)) < 0 {
+            eng.comp.psn = psn_add(info.last_psn, 1);
+        }
         // The requester never stays behind the consumer: if it was (re)sending this WQE, it
         // goes on with the next one at the PSN after this one's last, the PSN the responder
         // expects next (sending the next WQE under this one's PSNs would make it a duplicate).
