@@ -1257,7 +1257,8 @@ fn pma_reply(c: &PmaCounters, input: &[u8], out: &mut [u8]) -> i32 {
     out.fill(0);
     let class = input[MAD_MGMT_CLASS];
     let method = input[MAD_METHOD];
-    let status = |out: &mut [u8], s: u16| out[MAD_STATUS..MAD_STATUS + 2].copy_from_slice(&s.to_be_bytes());
+    let status =
+        |out: &mut [u8], s: u16| out[MAD_STATUS..MAD_STATUS + 2].copy_from_slice(&s.to_be_bytes());
     if class != IB_MGMT_CLASS_PERF_MGMT {
         status(out, IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD);
         return IB_MAD_RESULT_SUCCESS;

@@ -457,7 +457,12 @@ pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
         while !cur.is_null() {
             let w = &*cur;
             let posted = read_sges(w.sg_list, w.num_sge, &mut sges).and_then(|n| {
-                T::post_recv(dev, &(*obj).data, *w.__bindgen_anon_1.wr_id.as_ref(), &sges[..n])
+                T::post_recv(
+                    dev,
+                    &(*obj).data,
+                    *w.__bindgen_anon_1.wr_id.as_ref(),
+                    &sges[..n],
+                )
             });
             if let Err(e) = posted {
                 *bad_wr = cur;
@@ -483,7 +488,12 @@ pub(super) unsafe extern "C" fn post_srq_recv<T: DeviceOps>(
         while !cur.is_null() {
             let w = &*cur;
             let posted = read_sges(w.sg_list, w.num_sge, &mut sges).and_then(|n| {
-                T::post_srq_recv(dev, &(*obj).data, *w.__bindgen_anon_1.wr_id.as_ref(), &sges[..n])
+                T::post_srq_recv(
+                    dev,
+                    &(*obj).data,
+                    *w.__bindgen_anon_1.wr_id.as_ref(),
+                    &sges[..n],
+                )
             });
             if let Err(e) = posted {
                 *bad_wr = cur;

@@ -268,9 +268,7 @@ impl QpShared {
                 }
                 eng.comp.psn = psn_add(psn, 1);
                 // A plain ACK never completes a read or an atomic.
-                if info.sent
-                    && psn == info.last_psn
-                    && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
+                if info.sent && psn == info.last_psn && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
                 {
                     Outcome::Complete
                 } else {

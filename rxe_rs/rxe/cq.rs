@@ -170,7 +170,11 @@ const NET_TYPE_OFFSET: usize = 48;
 
 impl RxeCq {
     /// `rxe_poll_cq` (kernel CQs): takes up to `out.len()` completions.
-    pub(crate) fn poll(&self, out: &mut [PolledWc], qp_of: impl Fn(u32) -> Option<QpHandle>) -> usize {
+    pub(crate) fn poll(
+        &self,
+        out: &mut [PolledWc],
+        qp_of: impl Fn(u32) -> Option<QpHandle>,
+    ) -> usize {
         let mut n = 0;
         let cq = self.shared.ring.lock();
         let g = *cq.ring.geometry();

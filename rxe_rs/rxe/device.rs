@@ -8,7 +8,8 @@ use crate::ib::{
     consts::*,
     device::{
         self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
-        PdId, PmaCounters, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr, UserMrReq,
+        PdId, PmaCounters, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr,
+        UserMrReq,
     },
     handles::{CqHandle, SrqHandle},
     netdev::{NetDev, NetdevEvent, NetdevListener},

@@ -12,6 +12,7 @@ use super::{
     ring::{errno, Ring},
     srq::SrqShared,
 };
+use crate::ib::mem::KernelMem;
 use crate::ib::{
     device::{Device, DeviceRef, PdId},
     handles::{BhDisabled, QpHandle},
@@ -28,7 +29,6 @@ use crate::proto::{
     task::TaskState,
     wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail, IB_SEND_INLINE},
 };
-use crate::ib::mem::KernelMem;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     new_spinlock, new_spinlock_irq, new_work,
@@ -394,10 +394,7 @@ impl RxeQp {
         if let WrDetail::Ud { ah_num, .. } = &mut detail {
             *ah_num = wr.ah.map(|ah| ah.num()).ok_or(EINVAL)?;
         }
-        let send_wr = SendWr {
-            detail,
-            ..wr.wr
-        };
+        let send_wr = SendWr { detail, ..wr.wr };
         // Inline data is copied from the ULP's buffers now, as the C driver does.
         let mut inline = [0u8; crate::proto::params::MAX_INLINE_DATA as usize];
         let data = if send_wr.send_flags & IB_SEND_INLINE != 0 {

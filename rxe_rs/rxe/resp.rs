@@ -321,7 +321,9 @@ impl QpShared {
             };
             // A flush of the whole MR names no range (`IB_FLUSH_MR`).
             let whole_mr = mask.contains(Mask::FLUSH)
-                && pkt.header::<Feth>().is_some_and(|f| f.selectivity_level == 1);
+                && pkt
+                    .header::<Feth>()
+                    .is_some_and(|f| f.selectivity_level == 1);
             let len = if whole_mr { 0 } else { reth.len as usize };
             let mr = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
                 None
@@ -403,8 +405,7 @@ impl QpShared {
                 return;
             }
             let ok = eng.resp.write.as_ref().is_some_and(|w| {
-                w.mr
-                    .as_ref()
+                w.mr.as_ref()
                     .is_some_and(|mr| mr.write(rcu, w.va, payload).is_ok())
             });
             if !ok {
