@@ -443,6 +443,34 @@ pub(super) unsafe extern "C" fn post_send<T: DeviceOps>(
     })
 }
 
+/// Posts a chain of receive WRs one by one with `post`; on a failure `*bad_wr` names the WR.
+///
+/// # Safety
+///
+/// `wr` is a valid chain of receive WRs and `bad_wr` valid for writes (verbs contract).
+unsafe fn post_recv_chain(
+    wr: *const ffi::ib_recv_wr,
+    bad_wr: *mut *const ffi::ib_recv_wr,
+    mut post: impl FnMut(u64, &[Sge]) -> Result,
+) -> Result<kernel::ffi::c_int> {
+    let mut cur = wr;
+    let mut sges = [Sge::default(); 32];
+    while !cur.is_null() {
+        // SAFETY: `cur` is an element of the caller's chain.
+        let w = unsafe { &*cur };
+        // SAFETY: `sg_list` holds `num_sge` entries; `wr_id` is the member kernel ULPs set.
+        let posted = unsafe { read_sges(w.sg_list, w.num_sge, &mut sges) }
+            .and_then(|n| post(unsafe { *w.__bindgen_anon_1.wr_id.as_ref() }, &sges[..n]));
+        if let Err(e) = posted {
+            // SAFETY: per the caller.
+            unsafe { *bad_wr = cur };
+            return Err(e);
+        }
+        cur = w.next;
+    }
+    Ok(0)
+}
+
 pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     wr: *const ffi::ib_recv_wr,
@@ -452,25 +480,9 @@ pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
     from_result(|| unsafe {
         let obj = ibqp.cast::<QpObject<T>>();
         let dev = Device::<T>::from_raw((*ibqp).device);
-        let mut cur = wr;
-        let mut sges = [Sge::default(); 32];
-        while !cur.is_null() {
-            let w = &*cur;
-            let posted = read_sges(w.sg_list, w.num_sge, &mut sges).and_then(|n| {
-                T::post_recv(
-                    dev,
-                    &(*obj).data,
-                    *w.__bindgen_anon_1.wr_id.as_ref(),
-                    &sges[..n],
-                )
-            });
-            if let Err(e) = posted {
-                *bad_wr = cur;
-                return Err(e);
-            }
-            cur = w.next;
-        }
-        Ok(0)
+        post_recv_chain(wr, bad_wr, |wr_id, sges| {
+            T::post_recv(dev, &(*obj).data, wr_id, sges)
+        })
     })
 }
 
@@ -483,24 +495,8 @@ pub(super) unsafe extern "C" fn post_srq_recv<T: DeviceOps>(
     from_result(|| unsafe {
         let obj = ibsrq.cast::<Object<ffi::ib_srq, T::Srq>>();
         let dev = Device::<T>::from_raw((*ibsrq).device);
-        let mut cur = wr;
-        let mut sges = [Sge::default(); 32];
-        while !cur.is_null() {
-            let w = &*cur;
-            let posted = read_sges(w.sg_list, w.num_sge, &mut sges).and_then(|n| {
-                T::post_srq_recv(
-                    dev,
-                    &(*obj).data,
-                    *w.__bindgen_anon_1.wr_id.as_ref(),
-                    &sges[..n],
-                )
-            });
-            if let Err(e) = posted {
-                *bad_wr = cur;
-                return Err(e);
-            }
-            cur = w.next;
-        }
-        Ok(0)
+        post_recv_chain(wr, bad_wr, |wr_id, sges| {
+            T::post_srq_recv(dev, &(*obj).data, wr_id, sges)
+        })
     })
 }
