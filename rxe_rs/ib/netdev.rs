@@ -113,6 +113,13 @@ unsafe impl Send for NetDevRef {}
 unsafe impl Sync for NetDevRef {}
 
 impl NetDevRef {
+    /// A new reference to `netdev` (`dev_hold`).
+    pub(crate) fn hold(netdev: &NetDev) -> Self {
+        // SAFETY: `netdev` is valid; the reference is dropped by our `Drop`.
+        unsafe { ffi::rxe_rs_dev_hold(netdev.as_raw()) };
+        Self(NonNull::from(&netdev.0).cast())
+    }
+
     /// Takes over a reference the caller already holds.
     ///
     /// # Safety

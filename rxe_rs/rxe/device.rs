@@ -12,7 +12,7 @@ use crate::ib::{
         UserMrReq,
     },
     handles::{CqHandle, SrqHandle},
-    netdev::{NetDev, NetdevEvent, NetdevListener},
+    netdev::{NetDev, NetDevRef, NetdevEvent, NetdevListener},
     uqueue::UserReq,
 };
 use crate::net::tunnel::TunnelUser;
@@ -66,10 +66,15 @@ pub(crate) struct RxeDev {
     qps: Pin<KBox<Table<QpShared>>>,
     mrs_by_key: Pin<KBox<Table<MrShared>>>,
     ahs: Pin<KBox<Table<AddressVector>>>,
+    /// The net device, held while the device exists: the data path sends on it from softirq
+    /// context, where ib_core's `ib_device_get_netdev` may not be called (its lock is taken
+    /// with softirqs enabled; the debug kernel's lockdep proved the inversion).
+    netdev: NetDevRef,
 }
 
 impl RxeDev {
-    fn new(guid: [u8; 8], mtu: u32, tunnel: TunnelUser) -> Result<Self> {
+    fn new(guid: [u8; 8], netdev: &NetDev, tunnel: TunnelUser) -> Result<Self> {
+        let mtu = netdev.mtu();
         Ok(Self {
             sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
             active_mtu: AtomicU32::new(IbMtu::for_eth_mtu(mtu) as u32),
@@ -91,7 +96,13 @@ impl RxeDev {
             qps: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             mrs_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             ahs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            netdev: NetDevRef::hold(netdev),
         })
+    }
+
+    /// The net device packets go out on.
+    pub(crate) fn netdev(&self) -> &NetDev {
+        &self.netdev
     }
 
     pub(crate) fn qps_table(&self) -> &Table<QpShared> {
@@ -275,7 +286,7 @@ pub(crate) fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
         ibdev_name,
         netdev,
         &info,
-        RxeDev::new(guid, netdev.mtu(), tunnel)?,
+        RxeDev::new(guid, netdev, tunnel)?,
     )
 }
 

@@ -159,14 +159,12 @@ impl QpShared {
         let Some(info) = opcode_info(bth.opcode) else {
             return Ok(None);
         };
-        let Some(netdev) = self.dev.netdev() else {
-            return Ok(None);
-        };
+        let netdev = self.dev.data().netdev();
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let len = info.length + payload_len + pad + ICRC_LEN;
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let Ok(mut skb) = SkBuff::alloc_tx(&netdev, ipv6, len) else {
+        let Ok(mut skb) = SkBuff::alloc_tx(netdev, ipv6, len) else {
             return Ok(None);
         };
         {
