@@ -85,13 +85,7 @@ impl QpShared {
             }
             return true;
         }
-        let g = *self.sq.geometry();
-        let ends = g.ends(
-            QueueType::FromClient,
-            eng.comp.consumer,
-            self.sq.shared_producer(),
-        );
-        if ends.is_empty() {
+        if !self.sq_has_wqes(eng) {
             eng.comp.timeout = false;
             return false;
         }
@@ -155,15 +149,20 @@ impl QpShared {
         }
     }
 
-    /// `check_psn` + `check_ack` + `do_read` / `do_atomic`: what `pkt` does to the oldest WQE.
-    fn check_response(&self, eng: &mut Engine, rcu: &rcu::Guard, pkt: &Packet<'_>) -> Outcome {
-        let g = *self.sq.geometry();
-        let ends = g.ends(
+    /// Whether the send queue holds a WQE not yet completed (the producer is user space's: its
+    /// index is read masked).
+    fn sq_has_wqes(&self, eng: &Engine) -> bool {
+        let ends = self.sq.geometry().ends(
             QueueType::FromClient,
             eng.comp.consumer,
             self.sq.shared_producer(),
         );
-        if ends.is_empty() {
+        !ends.is_empty()
+    }
+
+    /// `check_psn` + `check_ack` + `do_read` / `do_atomic`: what `pkt` does to the oldest WQE.
+    fn check_response(&self, eng: &mut Engine, rcu: &rcu::Guard, pkt: &Packet<'_>) -> Outcome {
+        if !self.sq_has_wqes(eng) {
             return Outcome::Drop;
         }
         let head = eng.comp.consumer;
