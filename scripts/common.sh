@@ -62,3 +62,12 @@ in_buildroot() {
 	[ -f "$BUILDROOT/.rxe-rs-ready" ] || die "build root missing: run scripts/setup-buildroot"
 	chroot_run "$BUILDROOT" "$@"
 }
+
+# One VM or module build at a time on this machine (2 cores; build-module rewrites the module tree
+# a running VM reads). Sessions and helpers serialise on this lock; nested callers inherit it.
+machine_lock() {
+	[ -n "${RXE_MACHINE_LOCKED:-}" ] && return 0
+	exec 9>"${TMPDIR:-/tmp}/rxe-rs-machine.lock"
+	flock 9
+	export RXE_MACHINE_LOCKED=1
+}
