@@ -30,6 +30,11 @@ DEBUG_MODDIR="$DEBUG_KDIR/modinst/lib/modules/$DEBUG_KREL"
 # Rust with KASAN needs a clang-built kernel (init/Kconfig: RUST depends on !KASAN || CC_IS_CLANG).
 DEBUG_MAKEFLAGS="CC=clang"
 
+# scripts/build-module's module tree (kernel modules + ours) for the VM, one per checkout so
+# worktrees and clones never boot each other's module.
+REPO_TAG=$(printf %s "$REPO" | sha256sum | cut -c1-8)
+modtree() { echo "$CACHE/modtree-$1-$REPO_TAG"; }
+
 # Paths as seen inside the build root (bind mounts).
 CH_REPO=/src/rxe-rs
 CH_CACHE=/cache
