@@ -38,6 +38,11 @@ pub(crate) struct CompState {
     pub(crate) rnr_retry: u8,
     /// The retransmit timer expired.
     pub(crate) timeout: bool,
+    /// `comp.psn` when the last retry started (`started_retry`): until a response moves it on,
+    /// responses do not start another one — the rest of a stream that was already retried,
+    /// arriving out of order, would otherwise retry once per packet and make the responder
+    /// replay without end. Timeouts always retry.
+    pub(crate) retry_psn: Option<u32>,
 }
 
 /// What a response does to the oldest WQE.
@@ -107,7 +112,7 @@ impl QpShared {
                 // Timeouts may be stale (the timer is pushed on, not stopped): retry only with
                 // packets outstanding.
                 if psn_diff(eng.req.psn, eng.comp.psn) > 0 {
-                    self.retry(eng, false)
+                    self.retry(eng, true)
                 } else {
                     false
                 }
@@ -195,7 +200,7 @@ impl QpShared {
             if wqe.opcode != wqe::IB_WR_RDMA_READ && wqe.opcode != wqe::IB_WR_RDMA_READ_WITH_INV {
                 return Outcome::Drop;
             }
-            // Read responses must come in order.
+            // Read responses must come in order: retry from the missing one.
             if psn != eng.comp.psn {
                 return Outcome::Retry;
             }
@@ -330,7 +335,7 @@ impl QpShared {
                 self.to_error(eng, Some(IbEvent::QpFatal));
             }
         }
-        if mask.intersects(WrMask::ATOMIC_OR_READ) && self.qp_type == QpType::Rc {
+        if info.rd_atomic_credit {
             eng.req.rd_atomic += 1;
         }
         if status == IB_WC_SUCCESS && mask.contains(WrMask::SEND) {
@@ -364,8 +369,13 @@ impl QpShared {
     }
 
     /// `req_retry`: resend from the oldest unacknowledged PSN; `RETRY_EXC_ERR` when the retry
-    /// budget is spent (7 = infinite).
-    fn retry(&self, eng: &mut Engine, _rnr: bool) -> bool {
+    /// budget is spent (7 = infinite). A response asks for one only if no retry started since
+    /// the last progress; a timeout always does.
+    fn retry(&self, eng: &mut Engine, timeout: bool) -> bool {
+        if !timeout && eng.comp.retry_psn == Some(eng.comp.psn) {
+            return false;
+        }
+        eng.comp.retry_psn = Some(eng.comp.psn);
         if eng.comp.retry_cnt != 7 {
             if eng.comp.retry_cnt == 0 {
                 self.dev.data().count(Counter::RetryExceeded);
@@ -398,17 +408,19 @@ impl QpShared {
             .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
     }
 
-    /// Rewinds the requester to `comp.psn`: WQEs from the oldest are resent from the packet
-    /// the responder expects (`req_retry`'s per-WQE reset).
+    /// Rewinds the requester to `comp.psn`: every WQE copied in so far, from the oldest, is
+    /// resent from the packet the responder expects (`req_retry`'s per-WQE reset). That
+    /// includes the one the requester is in the middle of: left half-sent, its resend would
+    /// start mid-data under its first PSN and shift every PSN after it.
     fn rewind(&self, eng: &mut Engine) {
         let g = *self.sq.geometry();
         let mtu = eng.mtu(self.dev.data());
         let comp_psn = eng.comp.psn;
         let mut i = eng.comp.consumer;
-        let stop = eng.req.wqe_index;
-        let mut first = true;
-        while first || i != stop {
-            first = false;
+        let fetched = g
+            .ends(QueueType::FromClient, i, self.sq.shared_producer())
+            .count();
+        for _ in 0..fetched {
             let Some(info) = eng.sq.info_mut(i) else {
                 break;
             };
@@ -456,13 +468,7 @@ impl QpShared {
                     }
                 }
             }
-            if wqe.mask.intersects(WrMask::ATOMIC_OR_READ) && self.qp_type == QpType::Rc {
-                eng.req.rd_atomic += 1;
-            }
             i = g.next_index(i);
-            if i == stop {
-                break;
-            }
         }
         eng.req.wqe_index = eng.comp.consumer;
         eng.req.psn = comp_psn;

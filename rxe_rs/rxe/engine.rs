@@ -82,6 +82,7 @@ impl Engine {
         if mask & IB_QP_SQ_PSN != 0 {
             self.req.psn = self.attrs.sq_psn;
             self.comp.psn = self.attrs.sq_psn;
+            self.comp.retry_psn = None;
         }
         if mask & IB_QP_RQ_PSN != 0 {
             self.resp.psn = self.attrs.rq_psn;

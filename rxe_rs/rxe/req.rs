@@ -63,6 +63,9 @@ pub(crate) struct WqeInfo {
     pub(crate) started: bool,
     /// Bytes of a read already answered when it is resent (`req_retry` moves `iova` on).
     pub(crate) read_offset: u32,
+    /// The WQE holds one of the QP's read/atomic credits until it completes
+    /// (`has_rd_atomic`): retries resend without taking another.
+    pub(crate) rd_atomic_credit: bool,
 }
 
 /// The kernel's copy of the send queue.
@@ -197,8 +200,10 @@ impl QpShared {
             return true;
         };
         let mask = op_info.mask;
-        let needs_credit =
-            rc && mask.contains(Mask::START) && wqe.mask.intersects(WrMask::ATOMIC_OR_READ);
+        let needs_credit = rc
+            && mask.contains(Mask::START)
+            && wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
+            && !info.rd_atomic_credit;
         if needs_credit && eng.req.rd_atomic == 0 {
             return false;
         }
@@ -316,11 +321,18 @@ impl QpShared {
         let Some(info) = eng.sq.info_mut(idx) else {
             return true;
         };
-        if mask.contains(Mask::START) {
+        // A WQE's PSN range is fixed by its first transmission. A resend from its middle must
+        // not move it: not its first PSN (a read resent from an offset starts with a request,
+        // a START packet; the next retry counts answered responses from the first PSN) and not
+        // its last (an ACK of the real last PSN would complete it short and the next WQE would
+        // reuse that PSN).
+        if mask.contains(Mask::START) && !info.started {
             info.first_psn = psn;
             info.started = true;
         }
-        info.last_psn = psn_add(psn, npsn - 1);
+        if !info.sent {
+            info.last_psn = psn_add(psn, npsn - 1);
+        }
         info.dma = dma;
         if is_read || is_atomic {
             info.dma.resid = 0;
@@ -331,6 +343,7 @@ impl QpShared {
         }
         if needs_credit {
             eng.req.rd_atomic = eng.req.rd_atomic.saturating_sub(1);
+            info.rd_atomic_credit = true;
         }
         eng.req.psn = psn_add(psn, npsn);
         eng.req.opcode = Some(opcode);

@@ -461,9 +461,6 @@ impl QpShared {
         let mask = pkt.info().mask;
         let psn = pkt.bth().psn;
         if mask.contains(Mask::READ) {
-            if eng.resp.read.is_some() {
-                return;
-            }
             let Some(reth) = pkt.header::<Reth>() else {
                 return;
             };
@@ -476,6 +473,7 @@ impl QpShared {
                     None => return,
                 }
             };
+            // (Requests wait in the queue while a reply is being sent: no reply in progress.)
             eng.resp.read = Some(ReadReply {
                 mr,
                 va: reth.va,
