@@ -20,8 +20,9 @@ away with work outstanding leaves no QP, CQ, MR or PD behind. A kernel oops/WARN
 in scripts/vm-run; tests/vm/hostile.sh checks afterwards that the device still moves data.
 
 Set RXE_HOSTILE_SAFE_FOR_C=1 to leave out the cases the C driver does not survive (it trusts
-the WQE's opcode, mask, inline length and SGE count from the user ring; random bytes in a send
-WQE oops it in rxe_requester): for comparison runs only.
+the WQE's opcode as an array index, the inline length, and the wr.reg.mr pointer of a REG_MR
+from the user ring; random bytes in a send WQE oops it in rxe_requester): for comparison runs
+only.
 """
 import ctypes
 import errno
@@ -334,10 +335,10 @@ SEND_CORRUPTIONS = [
     ('opcode_all_ones', _u32(SWQE_OPCODE, 0xffffffff), e.IBV_WC_LOC_QP_OP_ERR, True),
     ('bad_lkey', _sges((MSG, 0xdeadbeef), length=MSG), e.IBV_WC_LOC_PROT_ERR, True),
     ('sge_beyond_mr', _sges((1 << 20, None), length=1 << 20), e.IBV_WC_LOC_PROT_ERR, True),
-    ('num_sge_huge', _u32(SWQE_DMA + DMA_NUM_SGE, 0xffffffff), e.IBV_WC_LOC_QP_OP_ERR, False),
+    ('num_sge_huge', _u32(SWQE_DMA + DMA_NUM_SGE, 0xffffffff), e.IBV_WC_LOC_QP_OP_ERR, True),
     ('num_sge_above_max', _sges((16, None), (16, None), (32, None), length=MSG),
      e.IBV_WC_LOC_QP_OP_ERR, True),
-    ('length_not_sum', _u32(SWQE_DMA + DMA_LENGTH, 0x7fffffff), e.IBV_WC_LOC_QP_OP_ERR, False),
+    ('length_not_sum', _u32(SWQE_DMA + DMA_LENGTH, 0x7fffffff), e.IBV_WC_LOC_QP_OP_ERR, True),
     ('sge_lengths_wrap', _sges((0x80000000, None), (0x80000000, None), length=0),
      e.IBV_WC_LOC_QP_OP_ERR, True),
     ('inline_beyond_slot', _inline_huge, e.IBV_WC_LOC_QP_OP_ERR, False),
@@ -360,9 +361,9 @@ def _rsges(*sges, length, num_sge=None):
 # Receive WQE corruptions: (name, mutate, C-safe). Each must fail the SEND landing in it.
 RECV_CORRUPTIONS = [
     ('bad_lkey', _rsges((MSG, 0xdeadbeef), length=MSG), True),
-    ('num_sge_huge', _rsges((MSG, None), length=MSG, num_sge=0xffffffff), False),
-    ('num_sge_above_max', _rsges((16, None), (16, None), (32, None), length=MSG), False),
-    ('length_beyond_sges', _rsges((8, None), length=0x7fffffff), False),
+    ('num_sge_huge', _rsges((MSG, None), length=MSG, num_sge=0xffffffff), True),
+    ('num_sge_above_max', _rsges((16, None), (16, None), (32, None), length=MSG), True),
+    ('length_beyond_sges', _rsges((8, None), length=0x7fffffff), True),
     ('sge_lengths_wrap', _rsges((0x80000000, None), (0x80000000, None), length=0), True),
 ]
 
