@@ -47,6 +47,8 @@ int rxe_rs_remap_vmalloc_range(struct vm_area_struct *vma, void *addr);
 unsigned long rxe_rs_vma_offset(const struct vm_area_struct *vma);
 unsigned long rxe_rs_vma_size(const struct vm_area_struct *vma);
 int rxe_rs_ib_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
+int rxe_rs_ib_copy_from_udata(void *dst, struct ib_udata *udata, size_t len);
+int rxe_rs_copy_to_user_addr(u64 addr, const void *src, size_t len);
 struct ib_ucontext *rxe_rs_udata_context(struct uverbs_attr_bundle *attrs);
 unsigned int rxe_rs_cache_line_size(void);
 

@@ -145,6 +145,16 @@ int rxe_rs_ib_copy_to_udata(struct ib_udata *udata, const void *src, size_t len)
 	return ib_copy_to_udata(udata, (void *)src, len);
 }
 
+int rxe_rs_ib_copy_from_udata(void *dst, struct ib_udata *udata, size_t len)
+{
+	return ib_copy_from_udata(dst, udata, len);
+}
+
+int rxe_rs_copy_to_user_addr(u64 addr, const void *src, size_t len)
+{
+	return copy_to_user(u64_to_user_ptr(addr), src, len) ? -EFAULT : 0;
+}
+
 struct ib_ucontext *rxe_rs_udata_context(struct uverbs_attr_bundle *attrs)
 {
 	return attrs->context;

@@ -133,13 +133,14 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
         user: Option<UserReq>,
         handle: SrqHandle,
     ) -> Result<(Self::Srq, u32)>;
-    /// `modify_srq` with `IB_SRQ_*` `mask`; `udata_inlen` is the user command's length.
+    /// `modify_srq` with `IB_SRQ_*` `mask`; `user` is the user command (a resize offers the new
+    /// ring to the SRQ's user context); `attr.max_wr` is updated to what a resize made.
     fn modify_srq(
         dev: &Device<Self>,
         srq: &Self::Srq,
-        attr: &SrqAttr,
+        attr: &mut SrqAttr,
         mask: u32,
-        udata_inlen: Option<usize>,
+        user: Option<UserReq>,
     ) -> Result;
     /// `query_srq`.
     fn query_srq(dev: &Device<Self>, srq: &Self::Srq) -> Result<SrqAttr>;
@@ -1137,26 +1138,19 @@ unsafe extern "C" fn modify_srq<T: DeviceOps>(
     mask: ffi::ib_srq_attr_mask,
     udata: *mut ffi::ib_udata,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `create_srq` succeeded for this SRQ; `attr` is valid; `udata` null or valid.
+    // SAFETY: `create_srq` succeeded for this SRQ (its PD set); `attr` is valid; `udata` null
+    // or valid for the call.
     from_result(|| unsafe {
-        let a = SrqAttr {
+        let dev = Device::<T>::from_raw((*srq).device);
+        let mut a = SrqAttr {
             max_wr: (*attr).max_wr,
             max_sge: (*attr).max_sge,
             srq_limit: (*attr).srq_limit,
         };
-        let inlen = if udata.is_null() {
-            None
-        } else {
-            Some((*udata).inlen)
-        };
+        let user = UserReq::new(udata, pd_context((*srq).pd), &dev.mmaps);
         let obj = srq.cast::<Object<ffi::ib_srq, T::Srq>>();
-        T::modify_srq(
-            Device::<T>::from_raw((*srq).device),
-            &(*obj).data,
-            &a,
-            mask,
-            inlen,
-        )?;
+        T::modify_srq(dev, &(*obj).data, &mut a, mask, user)?;
+        (*attr).max_wr = a.max_wr;
         Ok(0)
     })
 }

@@ -302,6 +302,35 @@ impl UserReq {
         unsafe { (*self.udata.as_ptr()).outlen }
     }
 
+    /// Bytes of the driver's command user space sent.
+    pub(crate) fn inlen(&self) -> usize {
+        // SAFETY: `udata` is valid for the verb (type invariant).
+        unsafe { (*self.udata.as_ptr()).inlen }
+    }
+
+    /// Reads the first `out.len()` bytes of the driver's command (`ib_copy_from_udata`);
+    /// `EFAULT` when user space sent fewer or the copy faults.
+    pub(crate) fn read_cmd(&self, out: &mut [u8]) -> Result {
+        if self.inlen() < out.len() {
+            return Err(EFAULT);
+        }
+        // SAFETY: `udata` is valid; `out` is a kernel buffer of `out.len()` bytes; the copy
+        // from user memory has its own checks.
+        kernel::error::to_result(unsafe {
+            ffi::rxe_rs_ib_copy_from_udata(out.as_mut_ptr().cast(), self.udata.as_ptr(), out.len())
+        })
+    }
+
+    /// Writes `bytes` to the user address `addr` (`copy_to_user`): the SRQ resize answers
+    /// through a pointer in its command, not in the response buffer (`rxe_srq_from_attr`).
+    pub(crate) fn respond_at(&self, addr: u64, bytes: &[u8]) -> Result {
+        // SAFETY: `bytes` is a kernel buffer; `copy_to_user` checks the user range itself
+        // (`access_ok`) and faults are returned as `EFAULT`.
+        kernel::error::to_result(unsafe {
+            ffi::rxe_rs_copy_to_user_addr(addr, bytes.as_ptr().cast(), bytes.len())
+        })
+    }
+
     /// Writes the response (`ib_copy_to_udata`).
     pub(crate) fn respond(&self, bytes: &[u8]) -> Result {
         // SAFETY: `udata` is valid; the copy goes to user memory with its own checks.

@@ -3,7 +3,6 @@
 //! Completion queues (`rxe_cq.c`, the CQ verbs of `rxe_verbs.c`): a ring of 72-byte CQEs in a
 //! buffer user space maps; rxe produces, the consumer (user space or a kernel ULP) consumes.
 
-use super::ring::errno;
 use super::ring::Ring;
 use crate::ib::{
     consts::{IB_CQ_REPORT_MISSED_EVENTS, IB_CQ_SOLICITED_MASK},
@@ -127,16 +126,7 @@ impl RxeCq {
         }
         let old = {
             let mut cq = self.shared.ring.lock();
-            let g = *cq.ring.geometry();
-            let ends = g.ends(QueueType::ToClient, cq.producer, cq.ring.shared_consumer());
-            let plan = g
-                .resize(QueueType::ToClient, &ends, new.geometry(), Index::ZERO)
-                .map_err(errno)?;
-            for copy in plan.copies() {
-                new.buf().copy_from(cq.ring.buf(), copy.from, copy.to)?;
-            }
-            new.publish_producer(plan.new_producer());
-            cq.producer = plan.new_producer();
+            cq.producer = cq.ring.carry_over(QueueType::ToClient, cq.producer, &new)?;
             core::mem::replace(&mut cq.ring, new)
         };
         // The old ring is freed outside the lock (vfree may sleep); pages user space still maps

@@ -533,11 +533,11 @@ impl DeviceOps for RxeDev {
     fn modify_srq(
         _dev: &Device<Self>,
         srq: &RxeSrq,
-        attr: &SrqAttr,
+        attr: &mut SrqAttr,
         mask: u32,
-        udata_inlen: Option<usize>,
+        user: Option<UserReq>,
     ) -> Result {
-        srq.modify(attr, mask, udata_inlen)
+        srq.modify(attr, mask, user)
     }
 
     fn query_srq(_dev: &Device<Self>, srq: &RxeSrq) -> Result<SrqAttr> {

@@ -6,8 +6,8 @@
 use crate::ib::uqueue::{self, MmapInfo, MmapOffer, QueueBuf, UserReq};
 use crate::proto::{
     queue::{
-        Geometry, Index, RawIndex, CONSUMER_INDEX_OFFSET, INDEX_MASK_OFFSET, LOG2_ELEM_SIZE_OFFSET,
-        PRODUCER_INDEX_OFFSET,
+        Geometry, Index, QueueType, RawIndex, CONSUMER_INDEX_OFFSET, INDEX_MASK_OFFSET,
+        LOG2_ELEM_SIZE_OFFSET, PRODUCER_INDEX_OFFSET,
     },
     Errno,
 };
@@ -52,11 +52,6 @@ impl Ring {
     pub(crate) fn geometry(&self) -> &Geometry {
         &self.geometry
     }
-
-    /// The shared buffer.
-    pub(crate) fn buf(&self) -> &QueueBuf {
-        &self.buf
-    }
 }
 
 impl Ring {
@@ -94,5 +89,37 @@ impl Ring {
             return Err(EINVAL);
         }
         self.buf.write(slot.start, bytes)
+    }
+}
+
+impl Ring {
+    /// `resize_finish` (under the queue's lock), for a CQ ([`QueueType::ToClient`]) or an SRQ
+    /// ([`QueueType::FromClient`]): copies the elements waiting in `self` into `new` (oldest
+    /// first, from slot 0 on), publishes `new`'s producer index, and returns the new private
+    /// copy of the index rxe owns (`own` is the current one): the producer for a CQ, the
+    /// consumer for an SRQ. The peer's index is read from the shared header and masked, so a
+    /// scribbled one moves at most a ring's worth of (untrusted) bytes. `EINVAL` when the
+    /// elements do not fit in `new`; `self` is left as it was on any error.
+    pub(crate) fn carry_over(&self, ty: QueueType, own: Index, new: &Ring) -> Result<Index> {
+        let g = self.geometry;
+        let peer = if ty.caller_produces() {
+            self.shared_consumer()
+        } else {
+            self.shared_producer()
+        };
+        let ends = g.ends(ty, own, peer);
+        let new_start = if ty.caller_produces() {
+            Index::ZERO
+        } else {
+            new.geometry.mask(new.shared_producer())
+        };
+        let plan = g
+            .resize(ty, &ends, &new.geometry, new_start)
+            .map_err(errno)?;
+        for copy in plan.copies() {
+            new.buf.copy_from(&self.buf, copy.from, copy.to)?;
+        }
+        new.publish_producer(plan.new_producer());
+        Ok(plan.new_private_index())
     }
 }

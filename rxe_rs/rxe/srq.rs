@@ -15,9 +15,9 @@ use crate::proto::{
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use kernel::{
-    new_spinlock_irq,
+    new_mutex, new_spinlock_irq,
     prelude::*,
-    sync::{Arc, SpinLockIrq},
+    sync::{Arc, Mutex, SpinLockIrq},
 };
 
 /// `struct rxe_create_srq_resp { struct mminfo mi; u32 srq_num; u32 reserved; }`.
@@ -32,7 +32,9 @@ const IB_SRQ_LIMIT: u32 = 2;
 pub(crate) struct RxeSrq {
     _srq_num: PoolIndex,
     shared: Arc<SrqShared>,
-    _offer: Option<MmapOffer>,
+    /// The current ring's mmap offer (user SRQs), replaced on resize; held across a resize,
+    /// which it serialises.
+    offer: Pin<KBox<Mutex<Option<MmapOffer>>>>,
 }
 
 /// A ring and rxe's private consumer index.
@@ -147,24 +149,38 @@ impl RxeSrq {
             }),
             GFP_KERNEL,
         )?;
+        let offer = KBox::pin_init(new_mutex!(offer), GFP_KERNEL)?;
         Ok((
             Self {
                 _srq_num: srq_num,
                 shared,
-                _offer: offer,
+                offer,
             },
             num,
         ))
     }
 
-    /// `rxe_modify_srq`: arming the limit. Resizing (`IB_SRQ_MAX_WR`) is not implemented yet.
-    pub(crate) fn modify(&self, attr: &SrqAttr, mask: u32, udata_inlen: Option<usize>) -> Result {
-        // The user command carries at least the 8-byte `mmap_info_addr`.
-        if udata_inlen.is_some_and(|n| n < 8) {
-            return Err(EINVAL);
+    /// `rxe_modify_srq`: `rxe_srq_chk_attr`, then resizing (`IB_SRQ_MAX_WR`) and arming the
+    /// limit (`IB_SRQ_LIMIT`); `attr.max_wr` becomes the resized capacity.
+    pub(crate) fn modify(&self, attr: &mut SrqAttr, mask: u32, user: Option<UserReq>) -> Result {
+        // `struct rxe_modify_srq_cmd { __aligned_u64 mmap_info_addr; }`: where user space wants
+        // the new ring's `struct mminfo` (`ib_copy_validate_udata_in`).
+        let mut cmd = [0u8; 8];
+        if let Some(u) = &user {
+            if u.inlen() < cmd.len() {
+                return Err(EINVAL);
+            }
+            u.read_cmd(&mut cmd)?;
         }
+        let mmap_info_addr = u64::from_ne_bytes(cmd);
         if mask & IB_SRQ_MAX_WR != 0 {
-            return Err(EOPNOTSUPP);
+            let limit = self.shared.limit.load(Relaxed);
+            if attr.max_wr == 0
+                || attr.max_wr > params::MAX_SRQ_WR
+                || (limit != 0 && attr.max_wr < limit)
+            {
+                return Err(EINVAL);
+            }
         }
         if mask & IB_SRQ_LIMIT != 0 {
             // Checked against our own copy of the ring size: the C driver reads the
@@ -174,9 +190,44 @@ impl RxeSrq {
             {
                 return Err(EINVAL);
             }
+        }
+        if mask & IB_SRQ_MAX_WR != 0 {
+            // As C, no mmap offer when user space gave no address for it.
+            let offer_to = user.as_ref().filter(|_| mmap_info_addr != 0);
+            attr.max_wr = self.resize(attr.max_wr, offer_to, mmap_info_addr)?;
+        }
+        if mask & IB_SRQ_LIMIT != 0 {
             self.shared.limit.store(attr.srq_limit, Relaxed);
         }
         Ok(())
+    }
+
+    /// `rxe_queue_resize` for the SRQ: a new ring of at least `max_wr` WQEs, its `mminfo`
+    /// written to `mmap_info_addr` and offered to `user`'s context, the posted WQEs not yet
+    /// taken carried over, swapped in. Returns the new capacity.
+    fn resize(&self, max_wr: u32, user: Option<&UserReq>, mmap_info_addr: u64) -> Result<u32> {
+        let mut offer = self.offer.lock();
+        let (new, info, new_offer) =
+            Ring::new_offered(max_wr, recv_wqe_size(self.shared.max_sge), user)?;
+        if let Some(u) = user {
+            // A failed copy drops the new ring, which withdraws its offer.
+            u.respond_at(mmap_info_addr, &info.to_bytes())?;
+        }
+        let capacity = new.geometry().capacity();
+        let old = {
+            let mut srq = self.shared.ring.lock();
+            srq.consumer = srq
+                .ring
+                .carry_over(QueueType::FromClient, srq.consumer, &new)?;
+            core::mem::replace(&mut srq.ring, new)
+        };
+        // Freed outside the spinlock (vfree may sleep); pages user space still maps stay
+        // alive through their own references.
+        drop(old);
+        let old_offer = core::mem::replace(&mut *offer, new_offer);
+        drop(offer);
+        drop(old_offer);
+        Ok(capacity)
     }
 
     /// `rxe_query_srq`.
