@@ -118,8 +118,9 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     /// `dereg_mr`; on success the data is dropped after it.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
 
-    /// `alloc_mw`: the data and the window's rkey.
-    fn alloc_mw(dev: &Device<Self>) -> Result<(Self::Mw, u32)>;
+    /// `alloc_mw` of a window of type `mw_type` (`IB_MW_TYPE_*`) in `pd`: the data and the
+    /// window's rkey.
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: u32) -> Result<(Self::Mw, u32)>;
     /// `dealloc_mw`; the data is dropped after it.
     fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
 
@@ -245,6 +246,13 @@ pub(crate) struct UserMrReq {
 /// A protection domain's identity (its address), for the data path's PD checks.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct PdId(pub(super) usize);
+
+impl PdId {
+    /// The identity as a number, for the pure checks of `proto`.
+    pub(crate) fn raw(self) -> usize {
+        self.0
+    }
+}
 
 /// Pinned user memory (`struct ib_umem`), released on drop.
 pub(crate) struct Umem(core::ptr::NonNull<ffi::ib_umem>);
@@ -967,7 +975,8 @@ unsafe extern "C" fn alloc_mw<T: DeviceOps>(
     // SAFETY: ib_core allocated `size_ib_mw` zeroed bytes for an `Object` on one of our devices.
     from_result(|| unsafe {
         let obj = mw.cast::<Object<ffi::ib_mw, T::Mw>>();
-        let (data, rkey) = T::alloc_mw(Device::<T>::from_raw((*mw).device))?;
+        let pd = PdId((*mw).pd as usize);
+        let (data, rkey) = T::alloc_mw(Device::<T>::from_raw((*mw).device), pd, (*mw).type_)?;
         addr_of_mut!((*obj).data).write(data);
         (*mw).rkey = rkey;
         Ok(0)

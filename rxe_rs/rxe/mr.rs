@@ -14,9 +14,16 @@ use crate::ib::{
     device::{Device, PdId, Umem, UserMrReq},
     mem::{KernelMem, PageList},
 };
-use crate::proto::params;
-use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{prelude::*, sync::rcu, sync::Arc};
+use crate::proto::{
+    mw::{self, Bind, MrView, MwType, Window},
+    params, Errno,
+};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{rcu, Arc, SpinLockIrq},
+};
 
 /// `IB_ACCESS_*` bits the data path checks.
 pub(crate) mod access {
@@ -40,13 +47,18 @@ enum MrMem {
     },
 }
 
+/// [`MrShared::state`]: deregistered. The bits below count the windows bound to the MR.
+const MR_DEAD: u32 = 1 << 31;
+
 /// What the data path knows of an MR.
 pub(crate) struct MrShared {
     key: u32,
     pd: PdId,
     access: u32,
     mem: MrMem,
-    alive: AtomicBool,
+    /// [`MR_DEAD`] and the number of memory windows bound to the MR (`num_mw`): one atomic
+    /// word, so that a bind and a deregistration cannot both succeed.
+    state: AtomicU32,
 }
 
 /// Why an MR access was refused (all are protection errors to the caller).
@@ -59,21 +71,53 @@ pub(crate) enum MrError {
 }
 
 impl MrShared {
-    /// `lookup_mr` + `mr_check_range`: usable by `pd` with `need` rights for `len` bytes at `iova`.
-    pub(crate) fn check(
-        &self,
-        key: u32,
-        pd: PdId,
-        need: u32,
-        iova: u64,
-        len: usize,
-    ) -> Result<(), MrError> {
-        if !self.alive.load(Ordering::Acquire) || self.key != key || self.pd != pd {
+    fn alive(&self) -> bool {
+        self.state.load(Ordering::Acquire) & MR_DEAD == 0
+    }
+
+    /// Counts a window bound to the MR; `false` if the MR is deregistered.
+    fn hold_mw(&self) -> bool {
+        self.state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                (s & MR_DEAD == 0).then_some(s + 1)
+            })
+            .is_ok()
+    }
+
+    /// A window bound to the MR is unbound.
+    fn release_mw(&self) {
+        self.state.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Windows bound to the MR.
+    fn num_mw(&self) -> u32 {
+        self.state.load(Ordering::Acquire) & !MR_DEAD
+    }
+
+    /// What the bind checks see of the MR (`ibmr.iova`, `ibmr.length`: 0 for a DMA MR).
+    fn view(&self) -> MrView {
+        let (iova, length) = match &self.mem {
+            MrMem::Kernel => (0, 0),
+            MrMem::User { iova, length, .. } => (*iova, *length),
+        };
+        MrView {
+            pd: self.pd.raw(),
+            access: self.access,
+            iova,
+            length,
+        }
+    }
+
+    /// `mr_check_range` alone, for an access through a memory window (which carries the
+    /// rights): alive and `len` bytes at `iova` inside the MR.
+    fn check_range(&self, iova: u64, len: usize) -> Result<(), MrError> {
+        if !self.alive() {
             return Err(MrError::Key);
         }
-        if need & !self.access != 0 {
-            return Err(MrError::Key);
-        }
+        self.in_range(iova, len)
+    }
+
+    fn in_range(&self, iova: u64, len: usize) -> Result<(), MrError> {
         match &self.mem {
             MrMem::Kernel => Ok(()),
             MrMem::User {
@@ -89,6 +133,24 @@ impl MrShared {
                 }
             }
         }
+    }
+
+    /// `lookup_mr` + `mr_check_range`: usable by `pd` with `need` rights for `len` bytes at `iova`.
+    pub(crate) fn check(
+        &self,
+        key: u32,
+        pd: PdId,
+        need: u32,
+        iova: u64,
+        len: usize,
+    ) -> Result<(), MrError> {
+        if !self.alive() || self.key != key || self.pd != pd {
+            return Err(MrError::Key);
+        }
+        if need & !self.access != 0 {
+            return Err(MrError::Key);
+        }
+        self.in_range(iova, len)
     }
 
     fn offset(&self, iova: u64) -> Result<Option<(&PageList, usize)>, MrError> {
@@ -109,7 +171,7 @@ impl MrShared {
     /// Copies from `iova` into `buf` (`rxe_mr_copy`, `RXE_FROM_MR_OBJ`). The caller checked
     /// the range; the RCU guard keeps the pages pinned for the copy.
     pub(crate) fn read(&self, _rcu: &rcu::Guard, iova: u64, buf: &mut [u8]) -> Result<(), MrError> {
-        if !self.alive.load(Ordering::Acquire) {
+        if !self.alive() {
             return Err(MrError::Key);
         }
         match self.offset(iova)? {
@@ -123,7 +185,7 @@ impl MrShared {
 
     /// Copies `buf` to `iova` (`RXE_TO_MR_OBJ`).
     pub(crate) fn write(&self, _rcu: &rcu::Guard, iova: u64, buf: &[u8]) -> Result<(), MrError> {
-        if !self.alive.load(Ordering::Acquire) {
+        if !self.alive() {
             return Err(MrError::Key);
         }
         match self.offset(iova)? {
@@ -144,7 +206,7 @@ impl MrShared {
         compare: Option<u64>,
         value: u64,
     ) -> Result<u64, MrError> {
-        if !self.alive.load(Ordering::Acquire) {
+        if !self.alive() {
             return Err(MrError::Key);
         }
         match self.offset(iova)? {
@@ -190,7 +252,7 @@ impl RxeMr {
                 pd,
                 access,
                 mem,
-                alive: AtomicBool::new(true),
+                state: AtomicU32::new(0),
             },
             GFP_KERNEL,
         )?;
@@ -225,25 +287,169 @@ impl RxeMr {
     }
 
     /// `rxe_dereg_mr`: out of the table, dead, and after a grace period unpinned (on drop).
-    pub(crate) fn deregister(&self, dev: &Device<RxeDev>) {
+    /// `EINVAL` while memory windows are bound to it, as C.
+    pub(crate) fn deregister(&self, dev: &Device<RxeDev>) -> Result {
+        self.shared
+            .state
+            .compare_exchange(0, MR_DEAD, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| EINVAL)?;
         drop(dev.data().mrs_table().remove(self.index.get()));
-        self.shared.alive.store(false, Ordering::Release);
         if self.umem.is_some() {
             rcu::synchronize_rcu();
         }
+        Ok(())
     }
 }
 
-/// An rxe MW (type 1 starts valid, type 2 free until bound; binding is not implemented).
+/// What the data path knows of a memory window: its state, and the MR it is bound to.
+#[pin_data]
+pub(crate) struct MwShared {
+    #[pin]
+    inner: SpinLockIrq<MwInner>,
+}
+
+struct MwInner {
+    win: Window,
+    /// The MR the window is bound to (counted in its `num_mw`), while `win.length != 0`.
+    mr: Option<Arc<MrShared>>,
+}
+
+impl MwInner {
+    /// Drops the bound MR, if any; the caller drops the returned reference outside the lock.
+    fn unbind_mr(&mut self) -> Option<Arc<MrShared>> {
+        let mr = self.mr.take();
+        if let Some(mr) = &mr {
+            mr.release_mw();
+        }
+        mr
+    }
+}
+
+/// An rxe MW: its pool index and the shared part in the device's window table.
 pub(crate) struct RxeMw {
-    _index: PoolIndex,
+    index: PoolIndex,
+    shared: Arc<MwShared>,
 }
 
 impl RxeMw {
-    /// `rxe_alloc_mw`: the MW and its rkey.
-    pub(crate) fn new(dev: &Device<RxeDev>) -> Result<(Self, u32)> {
+    /// `rxe_alloc_mw`: the MW and its rkey (type 1 starts valid, type 2 free).
+    pub(crate) fn new(dev: &Device<RxeDev>, pd: PdId, mw_type: u32) -> Result<(Self, u32)> {
+        let mw_type = MwType::from_raw(mw_type).ok_or(EINVAL)?;
         let index = dev.data().mw_pool().take()?;
         let rkey = index.new_key();
-        Ok((Self { _index: index }, rkey))
+        let shared = Arc::pin_init(
+            pin_init!(MwShared {
+                inner <- new_spinlock_irq!(MwInner {
+                    win: Window::new(mw_type, pd.raw(), rkey),
+                    mr: None,
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        dev.data().mws_table().insert(index.get(), shared.clone())?;
+        Ok((Self { index, shared }, rkey))
+    }
+
+    /// `rxe_dealloc_mw`: out of the table, unbound, invalid.
+    pub(crate) fn dealloc(&self, dev: &Device<RxeDev>) {
+        drop(dev.data().mws_table().remove(self.index.get()));
+        let mr = {
+            let mut g = self.shared.inner.lock();
+            g.win.dealloc();
+            g.unbind_mr()
+        };
+        drop(mr);
+    }
+}
+
+/// `rxe_bind_mw`: BIND_MW of window `mw_rkey` to MR `mr_lkey` by a QP of `qp_pd` (`qp`: its
+/// identity, which a type 2 window records).
+pub(crate) fn bind_mw(
+    rxe: &RxeDev,
+    qp_pd: PdId,
+    qp: u64,
+    mw_rkey: u32,
+    mr_lkey: u32,
+    b: &Bind,
+) -> Result<(), Errno> {
+    let mw = rxe.mw(mw_rkey).ok_or(Errno::Inval)?;
+    let mr = if b.length != 0 {
+        let mr = rxe.mr(mr_lkey).ok_or(Errno::Inval)?;
+        if mr.key != mr_lkey || !mr.alive() {
+            return Err(Errno::Inval);
+        }
+        Some(mr)
+    } else {
+        None
+    };
+    let old = {
+        let mut g = mw.inner.lock();
+        if g.win.rkey != mw_rkey {
+            return Err(Errno::Inval);
+        }
+        g.win
+            .check_bind(qp_pd.raw(), mr.as_ref().map(|m| m.view()).as_ref(), b)?;
+        if let Some(mr) = &mr {
+            if !mr.hold_mw() {
+                return Err(Errno::Inval);
+            }
+        }
+        let old = g.unbind_mr();
+        g.win.bind(qp, b);
+        g.mr = mr;
+        old
+    };
+    drop(old);
+    Ok(())
+}
+
+/// `rxe_invalidate_mw` / `rxe_invalidate_mr`: LOCAL_INV, or SEND_WITH_INV received, of `key`.
+pub(crate) fn invalidate_key(rxe: &RxeDev, key: u32) -> Result<(), Errno> {
+    if mw::rkey_is_mw(key) {
+        let mw = rxe.mw(key).ok_or(Errno::Inval)?;
+        let old = {
+            let mut g = mw.inner.lock();
+            if g.win.rkey != key {
+                return Err(Errno::Inval);
+            }
+            g.win.check_invalidate()?;
+            g.win.invalidate();
+            g.unbind_mr()
+        };
+        drop(old);
+        Ok(())
+    } else {
+        let mr = rxe.mr(key).ok_or(Errno::Inval)?;
+        // Only fast-registration MRs can be invalidated; rxe-rs has none yet.
+        mw::check_invalidate_mr(key, mr.key, mr.num_mw(), false)
+    }
+}
+
+/// `check_rkey`'s lookup: the MR behind `rkey` (an MR's, or a window's) for `need` rights on
+/// `len` bytes at `va`, by QP `qp` of `pd`, and the MR address `va` stands for.
+pub(crate) fn resolve_rkey(
+    rxe: &RxeDev,
+    pd: PdId,
+    qp: u64,
+    rkey: u32,
+    need: u32,
+    va: u64,
+    len: usize,
+) -> Option<(Arc<MrShared>, u64)> {
+    if mw::rkey_is_mw(rkey) {
+        let mw = rxe.mw(rkey)?;
+        let (mr, iova) = {
+            let g = mw.inner.lock();
+            if !g.win.allows(rkey, pd.raw(), qp, need) {
+                return None;
+            }
+            (g.mr.clone()?, g.win.target(va, len as u64)?)
+        };
+        mr.check_range(iova, len).ok()?;
+        Some((mr, iova))
+    } else {
+        let mr = rxe.mr(rkey)?;
+        mr.check(rkey, pd, need, va, len).ok()?;
+        Some((mr, va))
     }
 }

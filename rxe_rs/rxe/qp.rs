@@ -67,6 +67,9 @@ pub(crate) struct RxeQp {
 #[pin_data]
 pub(crate) struct QpShared {
     pub(crate) qpn: u32,
+    /// Unique for the module's lifetime (QPNs are reused): the identity a type 2 memory window
+    /// bound through this QP records.
+    pub(crate) uid: u64,
     pub(crate) qp_type: QpType,
     pub(crate) pd: PdId,
     pub(crate) is_user: bool,
@@ -115,6 +118,9 @@ pub(crate) struct QpShared {
 kernel::impl_has_work! {
     impl HasWork<QpShared> for QpShared { self.work }
 }
+
+/// The next [`QpShared::uid`].
+static NEXT_QP_UID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
 fn state(raw: u32) -> QpState {
     QpState::from_raw(raw).unwrap_or(QpState::Reset)
@@ -222,6 +228,7 @@ impl RxeQp {
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn: num,
+                uid: NEXT_QP_UID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
                 qp_type,
                 pd: links.pd,
                 is_user: user.is_some(),
