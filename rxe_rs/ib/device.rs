@@ -115,6 +115,20 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: i32) -> Result<(Self::Mr, u32)>;
     /// `reg_user_mr`: the data and its key (lkey = rkey).
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(Self::Mr, u32)>;
+    /// `alloc_mr` (kernel ULPs) of type `mr_type` (`IB_MR_TYPE_*`) for `max_num_sg` pages: the
+    /// data and its key (lkey = rkey).
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(Self::Mr, u32)>;
+    /// `map_mr_sg` starts: the MR's page list is emptied, for pages of `page_size` bytes.
+    fn map_mr_sg_start(mr: &Self::Mr, page_size: u32) -> Result;
+    /// `map_mr_sg`: the next page (`ib_sg_to_pages`' `set_page`), at kernel address `addr`.
+    fn map_mr_page(mr: &Self::Mr, addr: u64) -> Result;
+    /// `map_mr_sg` is done: the mapped pages hold `length` bytes from `iova`.
+    fn map_mr_sg_end(mr: &Self::Mr, iova: u64, length: u64);
     /// `dereg_mr`; on success the data is dropped after it.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
 
@@ -578,6 +592,8 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         get_dma_mr: Some(get_dma_mr::<T>),
         reg_user_mr: Some(reg_user_mr::<T>),
         dereg_mr: Some(dereg_mr::<T>),
+        alloc_mr: Some(alloc_mr::<T>),
+        map_mr_sg: Some(map_mr_sg::<T>),
         alloc_mw: Some(alloc_mw::<T>),
         dealloc_mw: Some(dealloc_mw::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, T::Mw>>(),
@@ -891,7 +907,7 @@ unsafe extern "C" fn req_notify_cq<T: DeviceOps>(
 }
 
 /// MRs are allocated by the driver (ib_core has no `size_ib_mr`): an `Object` in a `KBox`.
-type MrObject<T> = Object<ffi::ib_mr, <T as DeviceOps>::Mr>;
+pub(super) type MrObject<T> = Object<ffi::ib_mr, <T as DeviceOps>::Mr>;
 
 fn new_mr<T: DeviceOps>((data, key): (T::Mr, u32)) -> Result<*mut ffi::ib_mr> {
     let obj = KBox::new(
@@ -951,6 +967,45 @@ unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
         has_dmah: !dmah.is_null(),
     };
     mr_result(T::reg_user_mr(dev, &req).and_then(new_mr::<T>))
+}
+
+unsafe extern "C" fn alloc_mr<T: DeviceOps>(
+    pd: *mut ffi::ib_pd,
+    mr_type: ffi::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut ffi::ib_mr {
+    // SAFETY: `pd` is a PD of one of our devices.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    mr_result(T::alloc_mr(dev, PdId(pd as usize), mr_type, max_num_sg).and_then(new_mr::<T>))
+}
+
+/// `ib_sg_to_pages`' callback: one page of the MR being mapped.
+unsafe extern "C" fn set_page<T: DeviceOps>(mr: *mut ffi::ib_mr, addr: u64) -> kernel::ffi::c_int {
+    // SAFETY: `mr` is the MR `map_mr_sg` is mapping, one of ours.
+    from_result(|| unsafe {
+        T::map_mr_page(&(*mr.cast::<MrObject<T>>()).data, addr)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn map_mr_sg<T: DeviceOps>(
+    mr: *mut ffi::ib_mr,
+    sgl: *mut ffi::scatterlist,
+    sg_nents: kernel::ffi::c_int,
+    sg_offset: *mut kernel::ffi::c_uint,
+) -> kernel::ffi::c_int {
+    // SAFETY: `mr` came from `alloc_mr`; `sgl`, `sg_nents` and `sg_offset` are the ULP's DMA
+    // mapped scatterlist, as `ib_sg_to_pages` expects them (ib_core's `ib_map_mr_sg` set
+    // `page_size` before calling us).
+    unsafe {
+        let data = &(*mr.cast::<MrObject<T>>()).data;
+        if let Err(e) = T::map_mr_sg_start(data, (*mr).page_size) {
+            return e.to_errno();
+        }
+        let n = ffi::ib_sg_to_pages(mr, sgl, sg_nents, sg_offset, Some(set_page::<T>));
+        T::map_mr_sg_end(data, (*mr).iova, (*mr).length);
+        n
+    }
 }
 
 unsafe extern "C" fn dereg_mr<T: DeviceOps>(

@@ -499,6 +499,29 @@ impl DeviceOps for RxeDev {
         with_count(&dev.data().mrs, || RxeMr::user(dev, req))
     }
 
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(RxeMr, u32)> {
+        with_count(&dev.data().mrs, || {
+            RxeMr::fast(dev, pd, mr_type, max_num_sg)
+        })
+    }
+
+    fn map_mr_sg_start(mr: &RxeMr, page_size: u32) -> Result {
+        mr.map_start(page_size)
+    }
+
+    fn map_mr_page(mr: &RxeMr, addr: u64) -> Result {
+        mr.map_page(addr)
+    }
+
+    fn map_mr_sg_end(mr: &RxeMr, iova: u64, length: u64) {
+        mr.map_end(iova, length);
+    }
+
     fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {
         // `EINVAL` while memory windows are bound to it, as C.
         mr.deregister(dev)?;

@@ -10,6 +10,7 @@ use crate::proto::{
     queue::Index,
     wqe::{
         SendWqe, WrDetail, IB_WC_LOC_QP_OP_ERR, IB_WC_MW_BIND_ERR, IB_WR_BIND_MW, IB_WR_LOCAL_INV,
+        IB_WR_REG_MR,
     },
 };
 
@@ -46,7 +47,9 @@ impl QpShared {
                 mr::bind_mw(rxe, self.pd, self.uid, mw_rkey, mr_lkey, &b)
                     .map_err(|_| IB_WC_MW_BIND_ERR)
             }
-            // REG_MR: no fast-registration MRs yet.
+            (IB_WR_REG_MR, WrDetail::Reg { key, access }) => {
+                mr::reg_fast_mr(rxe, self.pd, key, access).map_err(|_| IB_WC_LOC_QP_OP_ERR)
+            }
             _ => Err(IB_WC_LOC_QP_OP_ERR),
         };
         let g = *self.sq.geometry();

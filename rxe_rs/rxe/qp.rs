@@ -393,6 +393,9 @@ impl RxeQp {
 
     /// `rxe_post_send_kernel`, one WR: written into the send ring as user space would.
     pub(crate) fn post_kernel(&self, wr: &KernelSendWr<'_, RxeDev>) -> Result {
+        if let Some(reg) = &wr.reg {
+            reg.mr.stage_reg(reg.iova, reg.length);
+        }
         let qp = &self.shared;
         if qp.is_user {
             return Err(EINVAL);
