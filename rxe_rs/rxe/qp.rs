@@ -27,7 +27,7 @@ use crate::proto::{
     qp_state::{self, QpCap, QpState, QpType},
     queue::{recv_wqe_size, send_wqe_size, QueueType},
     task::TaskState,
-    wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail, IB_SEND_INLINE},
+    wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -405,9 +405,11 @@ impl RxeQp {
             *ah_num = wr.ah.map(|ah| ah.num()).ok_or(EINVAL)?;
         }
         let send_wr = SendWr { detail, ..wr.wr };
-        // Inline data is copied from the ULP's buffers now, as the C driver does.
+        // Inline data is copied from the ULP's buffers now, as the C driver does. The kind of
+        // data is the opcode's: an RDMA WRITE without SGEs (ib_drain_sq's) still has SGEs, none.
         let mut inline = [0u8; crate::proto::params::MAX_INLINE_DATA as usize];
-        let data = if send_wr.send_flags & IB_SEND_INLINE != 0 {
+        let mask = wqe::wr_opcode_mask(send_wr.opcode, qp.qp_type).ok_or(EINVAL)?;
+        let data = if wqe::DataKind::of(mask, send_wr.send_flags) == wqe::DataKind::Inline {
             let mut len = 0usize;
             for sge in wr.sges {
                 let n = sge.length as usize;
@@ -416,7 +418,7 @@ impl RxeQp {
                 len += n;
             }
             SendData::Inline(&inline[..len])
-        } else if wr.sges.is_empty() {
+        } else if wqe::DataKind::of(mask, send_wr.send_flags) == wqe::DataKind::None {
             SendData::None
         } else {
             SendData::Sges(wr.sges)
