@@ -197,9 +197,10 @@ impl KernelPages {
         Ok(())
     }
 
-    /// The mapping starts at `iova`, in the first page.
-    pub(crate) fn set_start(&mut self, iova: u64) {
-        self.first_offset = (iova % PAGE_SIZE as u64) as usize;
+    /// The mapping starts at `iova`, in its first page of `page_size` bytes (the first pages
+    /// pushed are that page's, from its start).
+    pub(crate) fn set_start(&mut self, iova: u64, page_size: usize) {
+        self.first_offset = (iova % page_size.max(1) as u64) as usize;
     }
 
     /// Bytes the pages hold from the mapping's start.

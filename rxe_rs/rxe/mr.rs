@@ -489,7 +489,8 @@ impl RxeMr {
     pub(crate) fn map_end(&self, iova: u64, length: u64) {
         if let Ok(f) = self.fast_mr() {
             let mut g = f.inner.lock();
-            g.pages.set_start(iova);
+            let page_size = g.map_split << 12;
+            g.pages.set_start(iova, page_size);
             g.next_iova = iova;
             g.next_length = length;
         }
