@@ -434,12 +434,16 @@ impl QpShared {
                 w.resid -= payload.len() as u32;
             }
         }
-        // SEND_WITH_INV: invalidate the rkey it names (Class J error: the receive WQE completes
-        // with REM_INV_REQ_ERR and the QP goes to error, no NAK, as C).
+        // SEND_WITH_INV: invalidate the rkey it names. Class J error, as C: the receive WQE
+        // completes with REM_INV_REQ_ERR, the request is acknowledged (no NAK: C's
+        // `acknowledge` still sees the ACK syndrome) and the QP goes to error.
         if let Some(ieth) = pkt.header::<Ieth>() {
             if mr::invalidate_key(rxe, ieth.rkey).is_err() {
                 if eng.resp.recv.is_some() {
                     self.complete_recv_status(eng, IB_WC_REM_INV_REQ_ERR);
+                }
+                if self.qp_type == QpType::Rc && bth.ack_req {
+                    self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn);
                 }
                 eng.resp.write = None;
                 self.to_error(eng, None);
