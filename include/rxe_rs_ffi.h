@@ -88,6 +88,7 @@ void rxe_rs_page_copy(struct page *page, unsigned int offset, void *buf, unsigne
 u64 rxe_rs_page_atomic_cmpxchg(struct page *page, unsigned int offset, u64 cmp, u64 swap);
 u64 rxe_rs_page_atomic_add(struct page *page, unsigned int offset, u64 add);
 void rxe_rs_kva_copy(u64 addr, void *buf, unsigned int len, bool to_mem);
+u64 rxe_rs_kva_atomic(u64 addr, bool cas, u64 cmp, u64 val);
 
 /* Data path: timers, bottom halves, events. */
 void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));

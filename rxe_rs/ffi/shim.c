@@ -438,6 +438,15 @@ void rxe_rs_kva_copy(u64 addr, void *buf, unsigned int len, bool to_mem)
 		memcpy(buf, (void *)(uintptr_t)addr, len);
 }
 
+u64 rxe_rs_kva_atomic(u64 addr, bool cas, u64 cmp, u64 val)
+{
+	u64 *va = (u64 *)(uintptr_t)addr;
+
+	if (cas)
+		return cmpxchg(va, cmp, val);
+	return atomic64_fetch_add(val, (atomic64_t *)va);
+}
+
 /* --- Data path: timers, BH, CQ events --- */
 
 void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))

@@ -115,11 +115,26 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: i32) -> Result<(Self::Mr, u32)>;
     /// `reg_user_mr`: the data and its key (lkey = rkey).
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(Self::Mr, u32)>;
+    /// `alloc_mr` (kernel ULPs) of type `mr_type` (`IB_MR_TYPE_*`) for `max_num_sg` pages: the
+    /// data and its key (lkey = rkey).
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(Self::Mr, u32)>;
+    /// `map_mr_sg` starts: the MR's page list is emptied, for pages of `page_size` bytes.
+    fn map_mr_sg_start(mr: &Self::Mr, page_size: u32) -> Result;
+    /// `map_mr_sg`: the next page (`ib_sg_to_pages`' `set_page`), at kernel address `addr`.
+    fn map_mr_page(mr: &Self::Mr, addr: u64) -> Result;
+    /// `map_mr_sg` is done: the mapped pages hold `length` bytes from `iova`.
+    fn map_mr_sg_end(mr: &Self::Mr, iova: u64, length: u64);
     /// `dereg_mr`; on success the data is dropped after it.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
 
-    /// `alloc_mw`: the data and the window's rkey.
-    fn alloc_mw(dev: &Device<Self>) -> Result<(Self::Mw, u32)>;
+    /// `alloc_mw` of a window of type `mw_type` (`IB_MW_TYPE_*`) in `pd`: the data and the
+    /// window's rkey.
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: u32) -> Result<(Self::Mw, u32)>;
     /// `dealloc_mw`; the data is dropped after it.
     fn dealloc_mw(dev: &Device<Self>, mw: &Self::Mw);
 
@@ -246,6 +261,13 @@ pub(crate) struct UserMrReq {
 /// A protection domain's identity (its address), for the data path's PD checks.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct PdId(pub(super) usize);
+
+impl PdId {
+    /// The identity as a number, for the pure checks of `proto`.
+    pub(crate) fn raw(self) -> usize {
+        self.0
+    }
+}
 
 /// Pinned user memory (`struct ib_umem`), released on drop.
 pub(crate) struct Umem(core::ptr::NonNull<ffi::ib_umem>);
@@ -571,6 +593,8 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         get_dma_mr: Some(get_dma_mr::<T>),
         reg_user_mr: Some(reg_user_mr::<T>),
         dereg_mr: Some(dereg_mr::<T>),
+        alloc_mr: Some(alloc_mr::<T>),
+        map_mr_sg: Some(map_mr_sg::<T>),
         alloc_mw: Some(alloc_mw::<T>),
         dealloc_mw: Some(dealloc_mw::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, T::Mw>>(),
@@ -884,7 +908,7 @@ unsafe extern "C" fn req_notify_cq<T: DeviceOps>(
 }
 
 /// MRs are allocated by the driver (ib_core has no `size_ib_mr`): an `Object` in a `KBox`.
-type MrObject<T> = Object<ffi::ib_mr, <T as DeviceOps>::Mr>;
+pub(super) type MrObject<T> = Object<ffi::ib_mr, <T as DeviceOps>::Mr>;
 
 fn new_mr<T: DeviceOps>((data, key): (T::Mr, u32)) -> Result<*mut ffi::ib_mr> {
     let obj = KBox::new(
@@ -946,6 +970,45 @@ unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
     mr_result(T::reg_user_mr(dev, &req).and_then(new_mr::<T>))
 }
 
+unsafe extern "C" fn alloc_mr<T: DeviceOps>(
+    pd: *mut ffi::ib_pd,
+    mr_type: ffi::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut ffi::ib_mr {
+    // SAFETY: `pd` is a PD of one of our devices.
+    let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+    mr_result(T::alloc_mr(dev, PdId(pd as usize), mr_type, max_num_sg).and_then(new_mr::<T>))
+}
+
+/// `ib_sg_to_pages`' callback: one page of the MR being mapped.
+unsafe extern "C" fn set_page<T: DeviceOps>(mr: *mut ffi::ib_mr, addr: u64) -> kernel::ffi::c_int {
+    // SAFETY: `mr` is the MR `map_mr_sg` is mapping, one of ours.
+    from_result(|| unsafe {
+        T::map_mr_page(&(*mr.cast::<MrObject<T>>()).data, addr)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn map_mr_sg<T: DeviceOps>(
+    mr: *mut ffi::ib_mr,
+    sgl: *mut ffi::scatterlist,
+    sg_nents: kernel::ffi::c_int,
+    sg_offset: *mut kernel::ffi::c_uint,
+) -> kernel::ffi::c_int {
+    // SAFETY: `mr` came from `alloc_mr`; `sgl`, `sg_nents` and `sg_offset` are the ULP's DMA
+    // mapped scatterlist, as `ib_sg_to_pages` expects them (ib_core's `ib_map_mr_sg` set
+    // `page_size` before calling us).
+    unsafe {
+        let data = &(*mr.cast::<MrObject<T>>()).data;
+        if let Err(e) = T::map_mr_sg_start(data, (*mr).page_size) {
+            return e.to_errno();
+        }
+        let n = ffi::ib_sg_to_pages(mr, sgl, sg_nents, sg_offset, Some(set_page::<T>));
+        T::map_mr_sg_end(data, (*mr).iova, (*mr).length);
+        n
+    }
+}
+
 unsafe extern "C" fn dereg_mr<T: DeviceOps>(
     mr: *mut ffi::ib_mr,
     _udata: *mut ffi::ib_udata,
@@ -968,7 +1031,8 @@ unsafe extern "C" fn alloc_mw<T: DeviceOps>(
     // SAFETY: ib_core allocated `size_ib_mw` zeroed bytes for an `Object` on one of our devices.
     from_result(|| unsafe {
         let obj = mw.cast::<Object<ffi::ib_mw, T::Mw>>();
-        let (data, rkey) = T::alloc_mw(Device::<T>::from_raw((*mw).device))?;
+        let pd = PdId((*mw).pd as usize);
+        let (data, rkey) = T::alloc_mw(Device::<T>::from_raw((*mw).device), pd, (*mw).type_)?;
         addr_of_mut!((*obj).data).write(data);
         (*mw).rkey = rkey;
         Ok(0)

@@ -157,3 +157,108 @@ impl KernelMem {
         }
     }
 }
+
+/// The pages of a fast-registration MR (`alloc_mr` + `map_mr_sg`): kernel virtual addresses of
+/// `PAGE_SIZE` pages a kernel ULP mapped, at most as many as it allocated the MR for. Reached as
+/// [`KernelMem`] is: the ULP vouches for the pages while the MR is registered.
+pub(crate) struct KernelPages {
+    addrs: KVec<u64>,
+    max: usize,
+    /// Where the mapping starts in the first page.
+    first_offset: usize,
+}
+
+impl KernelPages {
+    /// Room for `max` pages, allocated now: mapping never allocates.
+    pub(crate) fn new(max: usize) -> Result<Self> {
+        Ok(Self {
+            addrs: KVec::with_capacity(max, GFP_KERNEL)?,
+            max,
+            first_offset: 0,
+        })
+    }
+
+    /// Forgets the pages (a new mapping starts).
+    pub(crate) fn clear(&mut self) {
+        self.addrs.clear();
+        self.first_offset = 0;
+    }
+
+    /// Appends `n` pages from kernel address `addr` (a page of `n * PAGE_SIZE` bytes, split, as
+    /// C `rxe_set_page`); `ENOMEM` past the MR's capacity.
+    pub(crate) fn push(&mut self, addr: u64, n: usize) -> Result {
+        if self.addrs.len().checked_add(n).is_none_or(|t| t > self.max) {
+            return Err(ENOMEM);
+        }
+        for i in 0..n {
+            // Within the capacity reserved in `new`: no allocation.
+            self.addrs.push(addr + (i * PAGE_SIZE) as u64, GFP_ATOMIC)?;
+        }
+        Ok(())
+    }
+
+    /// The mapping starts at `iova`, in its first page of `page_size` bytes (the first pages
+    /// pushed are that page's, from its start).
+    pub(crate) fn set_start(&mut self, iova: u64, page_size: usize) {
+        self.first_offset = (iova % page_size.max(1) as u64) as usize;
+    }
+
+    /// Bytes the pages hold from the mapping's start.
+    pub(crate) fn capacity(&self) -> usize {
+        (self.addrs.len() * PAGE_SIZE).saturating_sub(self.first_offset)
+    }
+
+    /// Walks `len` bytes from byte `offset` of the mapping: `f(kernel address, range in the
+    /// caller's buffer)`, never across a page. `EFAULT` past the end.
+    fn walk(
+        &self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(u64, core::ops::Range<usize>),
+    ) -> Result {
+        let end = offset.checked_add(len).ok_or(EFAULT)?;
+        if end > self.capacity() {
+            return Err(EFAULT);
+        }
+        let mut pos = offset + self.first_offset;
+        let mut done = 0;
+        while done < len {
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(len - done);
+            let page = *self.addrs.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+            f(page + in_page as u64, done..done + n);
+            pos += n;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `buf.len()` bytes at `offset` of the mapping into `buf`.
+    pub(crate) fn read(&self, offset: usize, buf: &mut [u8]) -> Result {
+        self.walk(offset, buf.len(), |addr, r| {
+            KernelMem::read(addr, &mut buf[r]);
+        })
+    }
+
+    /// Copies `buf` to `offset` of the mapping.
+    pub(crate) fn write(&self, offset: usize, buf: &[u8]) -> Result {
+        self.walk(offset, buf.len(), |addr, r| KernelMem::write(addr, &buf[r]))
+    }
+
+    /// An atomic on the aligned 8 bytes at `offset`: compare-and-swap (`Some(compare)`) or
+    /// fetch-and-add; the original value. `EINVAL` if misaligned.
+    pub(crate) fn atomic(&self, offset: usize, compare: Option<u64>, value: u64) -> Result<u64> {
+        let pos = offset.checked_add(self.first_offset).ok_or(EFAULT)?;
+        if pos % 8 != 0 {
+            return Err(EINVAL);
+        }
+        if offset.checked_add(8).ok_or(EFAULT)? > self.capacity() {
+            return Err(EFAULT);
+        }
+        let page = *self.addrs.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+        let addr = page + (pos % PAGE_SIZE) as u64;
+        // SAFETY: the ULP vouches for its mapped pages while the MR is registered (as for
+        // `KernelMem`); the 8 aligned bytes lie inside one page.
+        Ok(unsafe { ffi::rxe_rs_kva_atomic(addr, compare.is_some(), compare.unwrap_or(0), value) })
+    }
+}

@@ -4,7 +4,9 @@
 //! `create_qp` / `modify_qp` / `query_qp` / `destroy_qp` trampolines.
 
 use super::{
-    device::{parse_ah_attr, pd_context, write_ah_attr, AhInit, Device, DeviceOps, Object, PdId},
+    device::{
+        parse_ah_attr, pd_context, write_ah_attr, AhInit, Device, DeviceOps, MrObject, Object, PdId,
+    },
     handles::QpHandle,
     uqueue::UserReq,
 };
@@ -313,6 +315,16 @@ pub(crate) struct KernelSendWr<'a, T: DeviceOps> {
     pub(crate) sges: &'a [Sge],
     /// The address handle of a UD send.
     pub(crate) ah: Option<&'a T::Ah>,
+    /// The MR of a REG_MR, with the `iova` and `length` it is to have (as `map_mr_sg` and the
+    /// ULP left them in its `ib_mr`).
+    pub(crate) reg: Option<RegMr<'a, T>>,
+}
+
+/// The MR a REG_MR work request registers.
+pub(crate) struct RegMr<'a, T: DeviceOps> {
+    pub(crate) mr: &'a T::Mr,
+    pub(crate) iova: u64,
+    pub(crate) length: u64,
 }
 
 /// Copies up to `out.len()` SGEs of a work request; `EINVAL` for more.
@@ -357,6 +369,7 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
     let wr_id = unsafe { *w.__bindgen_anon_1.wr_id.as_ref() };
     let opcode = w.opcode;
     let mut ah = None;
+    let mut reg = None;
     let detail = if qp_type == ffi::ib_qp_type_IB_QPT_UD || qp_type == ffi::ib_qp_type_IB_QPT_GSI {
         // SAFETY: UD WRs are embedded in an `ib_ud_wr`.
         let ud = unsafe { &*wr.cast::<ffi::ib_ud_wr>() };
@@ -394,6 +407,25 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
                     rkey: a.rkey,
                 }
             }
+            ffi::ib_wr_opcode_IB_WR_REG_MR => {
+                // SAFETY: REG_MR WRs are embedded in an `ib_reg_wr`.
+                let r = unsafe { &*wr.cast::<ffi::ib_reg_wr>() };
+                if r.mr.is_null() {
+                    return Err(EINVAL);
+                }
+                // SAFETY: the MR is one of ours (ib_core made it with our `alloc_mr`), alive
+                // while the WR is posted (verbs contract).
+                let (m, data) = unsafe { (&*r.mr, &(*r.mr.cast::<MrObject<T>>()).data) };
+                reg = Some(RegMr {
+                    mr: data,
+                    iova: m.iova,
+                    length: m.length,
+                });
+                WrDetail::Reg {
+                    key: r.key,
+                    access: r.access as u32,
+                }
+            }
             _ => WrDetail::None,
         }
     };
@@ -407,6 +439,7 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
         },
         sges: &sges[..n],
         ah,
+        reg,
     })
 }
 

@@ -102,6 +102,10 @@ impl QpShared {
                 self.to_error(eng, None);
                 true
             }
+            WqeState::Done => {
+                self.complete_wqe(eng, IB_WC_SUCCESS);
+                true
+            }
             // Unreliable transports complete once every packet is out.
             WqeState::Pending if self.qp_type != QpType::Rc => {
                 self.complete_wqe(eng, IB_WC_SUCCESS);
@@ -175,6 +179,10 @@ impl QpShared {
         let Some(wqe) = info.wqe else {
             return Outcome::Drop;
         };
+        // A local operation done: complete it, the response is for a later WQE.
+        if info.state == WqeState::Done {
+            return Outcome::CompleteAndRetry;
+        }
         if !matches!(info.state, WqeState::Pending | WqeState::Processing) {
             return Outcome::Drop;
         }
@@ -425,6 +433,14 @@ impl QpShared {
                 break;
             };
             let Some(wqe) = info.wqe else { break };
+            if info.state == WqeState::Done {
+                // A local operation already executed is not redone (C `req_retry`).
+                i = g.next_index(i);
+                if i == stop {
+                    break;
+                }
+                continue;
+            }
             if !matches!(info.state, WqeState::Pending | WqeState::Processing) {
                 break;
             }

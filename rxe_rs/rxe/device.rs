@@ -25,7 +25,7 @@ use crate::proto::{
 use crate::rxe::{
     ah::RxeAh,
     cq::RxeCq,
-    mr::{MrShared, RxeMr, RxeMw},
+    mr::{MrShared, MwShared, RxeMr, RxeMw},
     pool::IndexPool,
     qp::{QpShared, RxeQp},
     recv::RxeReceiver,
@@ -65,6 +65,7 @@ pub(crate) struct RxeDev {
     /// requests name.
     qps: Pin<KBox<Table<QpShared>>>,
     mrs_by_key: Pin<KBox<Table<MrShared>>>,
+    mws_by_key: Pin<KBox<Table<MwShared>>>,
     ahs: Pin<KBox<Table<AddressVector>>>,
     /// The net device, held while the device exists: the data path sends on it from softirq
     /// context, where ib_core's `ib_device_get_netdev` may not be called (its lock is taken
@@ -95,6 +96,7 @@ impl RxeDev {
             tunnel,
             qps: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             mrs_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            mws_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             ahs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             netdev: NetDevRef::hold(netdev),
         })
@@ -113,6 +115,10 @@ impl RxeDev {
         &self.mrs_by_key
     }
 
+    pub(crate) fn mws_table(&self) -> &Table<MwShared> {
+        &self.mws_by_key
+    }
+
     pub(crate) fn ahs_table(&self) -> &Table<AddressVector> {
         &self.ahs
     }
@@ -125,6 +131,11 @@ impl RxeDev {
     /// The MR with key `key` (index `key >> 8`; the caller checks the whole key).
     pub(crate) fn mr(&self, key: u32) -> Option<Arc<MrShared>> {
         self.mrs_by_key.get(key >> 8)
+    }
+
+    /// The memory window with rkey `key` (index `key >> 8`; the caller checks the whole key).
+    pub(crate) fn mw(&self, key: u32) -> Option<Arc<MwShared>> {
+        self.mws_by_key.get(key >> 8)
     }
 
     /// The address vector of AH number `ah_num`.
@@ -488,18 +499,42 @@ impl DeviceOps for RxeDev {
         with_count(&dev.data().mrs, || RxeMr::user(dev, req))
     }
 
+    fn alloc_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(RxeMr, u32)> {
+        with_count(&dev.data().mrs, || {
+            RxeMr::fast(dev, pd, mr_type, max_num_sg)
+        })
+    }
+
+    fn map_mr_sg_start(mr: &RxeMr, page_size: u32) -> Result {
+        mr.map_start(page_size)
+    }
+
+    fn map_mr_page(mr: &RxeMr, addr: u64) -> Result {
+        mr.map_page(addr)
+    }
+
+    fn map_mr_sg_end(mr: &RxeMr, iova: u64, length: u64) {
+        mr.map_end(iova, length);
+    }
+
     fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {
-        // No memory window can be bound to an MR yet (the C driver refuses while bound).
-        mr.deregister(dev);
+        // `EINVAL` while memory windows are bound to it, as C.
+        mr.deregister(dev)?;
         dev.data().mrs.put();
         Ok(())
     }
 
-    fn alloc_mw(dev: &Device<Self>) -> Result<(RxeMw, u32)> {
-        with_count(&dev.data().mws, || RxeMw::new(dev))
+    fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: u32) -> Result<(RxeMw, u32)> {
+        with_count(&dev.data().mws, || RxeMw::new(dev, pd, mw_type))
     }
 
-    fn dealloc_mw(dev: &Device<Self>, _mw: &RxeMw) {
+    fn dealloc_mw(dev: &Device<Self>, mw: &RxeMw) {
+        mw.dealloc(dev);
         dev.data().mws.put();
     }
 

@@ -12,11 +12,18 @@
 use super::{device::RxeDev, pool::PoolIndex};
 use crate::ib::{
     device::{Device, PdId, Umem, UserMrReq},
-    mem::{KernelMem, PageList},
+    mem::{KernelMem, KernelPages, PageList},
 };
-use crate::proto::params;
-use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{prelude::*, sync::rcu, sync::Arc};
+use crate::proto::{
+    mw::{self, Bind, MrView, MwType, Window},
+    params, Errno,
+};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{rcu, Arc, SpinLockIrq},
+};
 
 /// `IB_ACCESS_*` bits the data path checks.
 pub(crate) mod access {
@@ -38,7 +45,54 @@ enum MrMem {
         iova: u64,
         length: u64,
     },
+    /// A fast-registration MR (`alloc_mr`, kernel ULPs): pages mapped by `map_mr_sg`, key,
+    /// rights and range set by REG_MR, invalidated by LOCAL_INV / SEND_WITH_INV.
+    Fast(Pin<KBox<FastMr>>),
 }
+
+/// The changing part of a fast-registration MR.
+#[pin_data]
+struct FastMr {
+    #[pin]
+    inner: SpinLockIrq<FastInner>,
+}
+
+struct FastInner {
+    /// Registered (`RXE_MR_STATE_VALID`), else free.
+    valid: bool,
+    key: u32,
+    access: u32,
+    /// The registered range.
+    iova: u64,
+    length: u64,
+    /// The range the next REG_MR registers: `map_mr_sg`'s, or what the ULP made of it in its
+    /// `ib_mr` when it posted the REG_MR (NFS/RDMA puts its XID in the high bits of `iova`).
+    next_iova: u64,
+    next_length: u64,
+    /// The mapped pages, from the first byte `map_mr_sg` mapped.
+    pages: KernelPages,
+    /// 4 KiB pages each page of the mapping in progress is split into.
+    map_split: usize,
+    /// The split `pages` has room for, `max_sg` pages of it.
+    cap_split: usize,
+    /// `max_num_sg` of `alloc_mr`.
+    max_sg: usize,
+}
+
+impl FastInner {
+    /// Byte offset of `len` bytes at `iova` in the registered range.
+    fn offset(&self, iova: u64, len: usize) -> Result<usize, MrError> {
+        let off = iova.checked_sub(self.iova).ok_or(MrError::Range)?;
+        let end = off.checked_add(len as u64).ok_or(MrError::Range)?;
+        if end > self.length {
+            return Err(MrError::Range);
+        }
+        usize::try_from(off).map_err(|_| MrError::Range)
+    }
+}
+
+/// [`MrShared::state`]: deregistered. The bits below count the windows bound to the MR.
+const MR_DEAD: u32 = 1 << 31;
 
 /// What the data path knows of an MR.
 pub(crate) struct MrShared {
@@ -46,7 +100,9 @@ pub(crate) struct MrShared {
     pd: PdId,
     access: u32,
     mem: MrMem,
-    alive: AtomicBool,
+    /// [`MR_DEAD`] and the number of memory windows bound to the MR (`num_mw`): one atomic
+    /// word, so that a bind and a deregistration cannot both succeed.
+    state: AtomicU32,
 }
 
 /// Why an MR access was refused (all are protection errors to the caller).
@@ -59,23 +115,74 @@ pub(crate) enum MrError {
 }
 
 impl MrShared {
-    /// `lookup_mr` + `mr_check_range`: usable by `pd` with `need` rights for `len` bytes at `iova`.
-    pub(crate) fn check(
-        &self,
-        key: u32,
-        pd: PdId,
-        need: u32,
-        iova: u64,
-        len: usize,
-    ) -> Result<(), MrError> {
-        if !self.alive.load(Ordering::Acquire) || self.key != key || self.pd != pd {
+    fn alive(&self) -> bool {
+        self.state.load(Ordering::Acquire) & MR_DEAD == 0
+    }
+
+    /// Counts a window bound to the MR; `false` if the MR is deregistered.
+    fn hold_mw(&self) -> bool {
+        self.state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                (s & MR_DEAD == 0).then_some(s + 1)
+            })
+            .is_ok()
+    }
+
+    /// A window bound to the MR is unbound.
+    fn release_mw(&self) {
+        self.state.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Windows bound to the MR.
+    fn num_mw(&self) -> u32 {
+        self.state.load(Ordering::Acquire) & !MR_DEAD
+    }
+
+    /// What the bind checks see of the MR (`ibmr.iova`, `ibmr.length`: 0 for a DMA MR).
+    fn view(&self) -> MrView {
+        let (access, iova, length) = match &self.mem {
+            MrMem::Kernel => (self.access, 0, 0),
+            MrMem::User { iova, length, .. } => (self.access, *iova, *length),
+            MrMem::Fast(f) => {
+                let g = f.inner.lock();
+                (g.access, g.iova, g.length)
+            }
+        };
+        MrView {
+            pd: self.pd.raw(),
+            access,
+            iova,
+            length,
+        }
+    }
+
+    /// The MR's current key (a fast MR's changes with each REG_MR).
+    fn current_key(&self) -> u32 {
+        match &self.mem {
+            MrMem::Fast(f) => f.inner.lock().key,
+            _ => self.key,
+        }
+    }
+
+    /// `mr_check_range` alone, for an access through a memory window (which carries the
+    /// rights): alive and `len` bytes at `iova` inside the MR.
+    fn check_range(&self, iova: u64, len: usize) -> Result<(), MrError> {
+        if !self.alive() {
             return Err(MrError::Key);
         }
-        if need & !self.access != 0 {
-            return Err(MrError::Key);
-        }
+        self.in_range(iova, len)
+    }
+
+    fn in_range(&self, iova: u64, len: usize) -> Result<(), MrError> {
         match &self.mem {
             MrMem::Kernel => Ok(()),
+            MrMem::Fast(f) => {
+                let g = f.inner.lock();
+                if !g.valid {
+                    return Err(MrError::Key);
+                }
+                g.offset(iova, len).map(|_| ())
+            }
             MrMem::User {
                 iova: start,
                 length,
@@ -91,9 +198,34 @@ impl MrShared {
         }
     }
 
+    /// `lookup_mr` + `mr_check_range`: usable by `pd` with `need` rights for `len` bytes at `iova`.
+    pub(crate) fn check(
+        &self,
+        key: u32,
+        pd: PdId,
+        need: u32,
+        iova: u64,
+        len: usize,
+    ) -> Result<(), MrError> {
+        if !self.alive() || self.pd != pd {
+            return Err(MrError::Key);
+        }
+        if let MrMem::Fast(f) = &self.mem {
+            let g = f.inner.lock();
+            if !g.valid || g.key != key || need & !g.access != 0 {
+                return Err(MrError::Key);
+            }
+            return g.offset(iova, len).map(|_| ());
+        }
+        if self.key != key || need & !self.access != 0 {
+            return Err(MrError::Key);
+        }
+        self.in_range(iova, len)
+    }
+
     fn offset(&self, iova: u64) -> Result<Option<(&PageList, usize)>, MrError> {
         match &self.mem {
-            MrMem::Kernel => Ok(None),
+            MrMem::Kernel | MrMem::Fast(_) => Ok(None),
             MrMem::User {
                 pages, iova: start, ..
             } => {
@@ -109,8 +241,13 @@ impl MrShared {
     /// Copies from `iova` into `buf` (`rxe_mr_copy`, `RXE_FROM_MR_OBJ`). The caller checked
     /// the range; the RCU guard keeps the pages pinned for the copy.
     pub(crate) fn read(&self, _rcu: &rcu::Guard, iova: u64, buf: &mut [u8]) -> Result<(), MrError> {
-        if !self.alive.load(Ordering::Acquire) {
+        if !self.alive() {
             return Err(MrError::Key);
+        }
+        if let MrMem::Fast(f) = &self.mem {
+            let g = f.inner.lock();
+            let off = g.offset(iova, buf.len())?;
+            return g.pages.read(off, buf).map_err(|_| MrError::Range);
         }
         match self.offset(iova)? {
             None => {
@@ -123,8 +260,13 @@ impl MrShared {
 
     /// Copies `buf` to `iova` (`RXE_TO_MR_OBJ`).
     pub(crate) fn write(&self, _rcu: &rcu::Guard, iova: u64, buf: &[u8]) -> Result<(), MrError> {
-        if !self.alive.load(Ordering::Acquire) {
+        if !self.alive() {
             return Err(MrError::Key);
+        }
+        if let MrMem::Fast(f) = &self.mem {
+            let g = f.inner.lock();
+            let off = g.offset(iova, buf.len())?;
+            return g.pages.write(off, buf).map_err(|_| MrError::Range);
         }
         match self.offset(iova)? {
             None => {
@@ -133,6 +275,33 @@ impl MrShared {
             }
             Some((pages, off)) => pages.write(off, buf).map_err(|_| MrError::Range),
         }
+    }
+
+    /// `rxe_reg_fast_mr`: REG_MR by a QP of `qp_pd` with the new `key` and `access`.
+    fn reg_fast(&self, qp_pd: PdId, key: u32, access: u32) -> Result<(), Errno> {
+        let MrMem::Fast(f) = &self.mem else {
+            // Any other MR is registered already: not free (C).
+            return Err(Errno::Inval);
+        };
+        let mut g = f.inner.lock();
+        mw::check_reg_fast_mr(!g.valid, self.pd.raw(), qp_pd.raw(), g.key, key)?;
+        g.access = access;
+        g.key = key;
+        g.iova = g.next_iova;
+        g.length = g.next_length;
+        g.valid = true;
+        Ok(())
+    }
+
+    /// `rxe_invalidate_mr`: LOCAL_INV / SEND_WITH_INV of `key`.
+    fn invalidate(&self, key: u32) -> Result<(), Errno> {
+        let MrMem::Fast(f) = &self.mem else {
+            return mw::check_invalidate_mr(key, self.key, self.num_mw(), false);
+        };
+        let mut g = f.inner.lock();
+        mw::check_invalidate_mr(key, g.key, self.num_mw(), true)?;
+        g.valid = false;
+        Ok(())
     }
 
     /// An 8-byte atomic at `iova` (`rxe_mr_do_atomic_op`): compare-and-swap or fetch-and-add;
@@ -144,8 +313,16 @@ impl MrShared {
         compare: Option<u64>,
         value: u64,
     ) -> Result<u64, MrError> {
-        if !self.alive.load(Ordering::Acquire) {
+        if !self.alive() {
             return Err(MrError::Key);
+        }
+        if let MrMem::Fast(f) = &self.mem {
+            let g = f.inner.lock();
+            let off = g.offset(iova, 8)?;
+            return g
+                .pages
+                .atomic(off, compare, value)
+                .map_err(|_| MrError::Range);
         }
         match self.offset(iova)? {
             None => Err(MrError::Range),
@@ -173,12 +350,35 @@ impl RxeMr {
         umem: Option<Umem>,
         iova: u64,
         length: u64,
+        fast_pages: Option<usize>,
     ) -> Result<(Self, u32)> {
         let index = dev.data().mr_pool().take()?;
         let key = index.new_key();
-        let mem = match &umem {
-            None => MrMem::Kernel,
-            Some(u) => MrMem::User {
+        let fast_pages = match fast_pages {
+            Some(max_sg) => Some((max_sg, KernelPages::new(max_sg)?)),
+            None => None,
+        };
+        let mem = match (&umem, fast_pages) {
+            (_, Some((max_sg, pages))) => MrMem::Fast(KBox::pin_init(
+                pin_init!(FastMr {
+                    inner <- new_spinlock_irq!(FastInner {
+                        valid: false,
+                        key,
+                        access,
+                        iova: 0,
+                        length: 0,
+                        next_iova: 0,
+                        next_length: 0,
+                        pages,
+                        map_split: 1,
+                        cap_split: 1,
+                        max_sg,
+                    }),
+                }),
+                GFP_KERNEL,
+            )?),
+            (None, None) => MrMem::Kernel,
+            (Some(u), None) => MrMem::User {
                 pages: PageList::new(u)?,
                 iova,
                 length,
@@ -190,7 +390,7 @@ impl RxeMr {
                 pd,
                 access,
                 mem,
-                alive: AtomicBool::new(true),
+                state: AtomicU32::new(0),
             },
             GFP_KERNEL,
         )?;
@@ -207,7 +407,7 @@ impl RxeMr {
 
     /// `rxe_get_dma_mr`: an MR over all of kernel memory (access is not validated, as in C).
     pub(crate) fn dma(dev: &Device<RxeDev>, pd: PdId, access: i32) -> Result<(Self, u32)> {
-        Self::new(dev, pd, access as u32, None, 0, 0)
+        Self::new(dev, pd, access as u32, None, 0, 0, None)
     }
 
     /// `rxe_reg_user_mr`.
@@ -221,29 +421,262 @@ impl RxeMr {
             return Err(EOPNOTSUPP);
         }
         let umem = Umem::get(dev, req)?;
-        Self::new(dev, req.pd, access, Some(umem), req.iova, req.length)
+        Self::new(dev, req.pd, access, Some(umem), req.iova, req.length, None)
+    }
+
+    /// `rxe_alloc_mr`: a fast-registration MR for `max_num_sg` pages, free until a REG_MR
+    /// (with every remote right until then, as C `rxe_mr_init_fast`).
+    pub(crate) fn fast(
+        dev: &Device<RxeDev>,
+        pd: PdId,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(Self, u32)> {
+        // `IB_MR_TYPE_MEM_REG` only.
+        if mr_type != 0 {
+            return Err(EINVAL);
+        }
+        let max = usize::try_from(max_num_sg).map_err(|_| EINVAL)?;
+        Self::new(dev, pd, mw::ACCESS_REMOTE, None, 0, 0, Some(max))
+    }
+
+    fn fast_mr(&self) -> Result<&FastMr> {
+        match &self.shared.mem {
+            MrMem::Fast(f) => Ok(f),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// `rxe_map_mr_sg` starts: pages of `page_size` bytes (a multiple of 4 KiB; C also takes
+    /// smaller ones, rxe-rs does not).
+    pub(crate) fn map_start(&self, page_size: u32) -> Result {
+        let f = self.fast_mr()?;
+        let page = 1usize << 12;
+        let size = usize::try_from(page_size).map_err(|_| EINVAL)?;
+        if size < page || size % page != 0 {
+            return Err(EINVAL);
+        }
+        let split = size / page;
+        let (max_sg, cap_split) = {
+            let g = f.inner.lock();
+            (g.max_sg, g.cap_split)
+        };
+        // Larger pages split into more 4 KiB ones: room for them, allocated here (as C).
+        let fresh = if split > cap_split {
+            Some(KernelPages::new(max_sg.checked_mul(split).ok_or(ENOMEM)?)?)
+        } else {
+            None
+        };
+        let mut g = f.inner.lock();
+        if let Some(p) = fresh {
+            g.pages = p;
+            g.cap_split = split;
+        }
+        g.pages.clear();
+        g.map_split = split;
+        Ok(())
+    }
+
+    /// `rxe_set_page`: the next mapped page, at kernel address `addr`.
+    pub(crate) fn map_page(&self, addr: u64) -> Result {
+        let f = self.fast_mr()?;
+        let mut g = f.inner.lock();
+        let split = g.map_split;
+        g.pages.push(addr, split)
+    }
+
+    /// `map_mr_sg` is done: the pages hold `length` bytes from `iova`.
+    pub(crate) fn map_end(&self, iova: u64, length: u64) {
+        if let Ok(f) = self.fast_mr() {
+            let mut g = f.inner.lock();
+            let page_size = g.map_split << 12;
+            g.pages.set_start(iova, page_size);
+            g.next_iova = iova;
+            g.next_length = length;
+        }
+    }
+
+    /// A REG_MR of this MR is posted: it registers `length` bytes from `iova`.
+    pub(crate) fn stage_reg(&self, iova: u64, length: u64) {
+        if let Ok(f) = self.fast_mr() {
+            let mut g = f.inner.lock();
+            g.next_iova = iova;
+            g.next_length = length;
+        }
     }
 
     /// `rxe_dereg_mr`: out of the table, dead, and after a grace period unpinned (on drop).
-    pub(crate) fn deregister(&self, dev: &Device<RxeDev>) {
+    /// `EINVAL` while memory windows are bound to it, as C.
+    pub(crate) fn deregister(&self, dev: &Device<RxeDev>) -> Result {
+        self.shared
+            .state
+            .compare_exchange(0, MR_DEAD, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| EINVAL)?;
         drop(dev.data().mrs_table().remove(self.index.get()));
-        self.shared.alive.store(false, Ordering::Release);
-        if self.umem.is_some() {
+        // After the grace period no data-path access is left: the pages can go (a user MR's
+        // are unpinned on drop, a fast MR's go back to their ULP).
+        if self.umem.is_some() || matches!(self.shared.mem, MrMem::Fast(_)) {
             rcu::synchronize_rcu();
         }
+        Ok(())
     }
 }
 
-/// An rxe MW (type 1 starts valid, type 2 free until bound; binding is not implemented).
+/// What the data path knows of a memory window: its state, and the MR it is bound to.
+#[pin_data]
+pub(crate) struct MwShared {
+    #[pin]
+    inner: SpinLockIrq<MwInner>,
+}
+
+struct MwInner {
+    win: Window,
+    /// The MR the window is bound to (counted in its `num_mw`), while `win.length != 0`.
+    mr: Option<Arc<MrShared>>,
+}
+
+impl MwInner {
+    /// Drops the bound MR, if any; the caller drops the returned reference outside the lock.
+    fn unbind_mr(&mut self) -> Option<Arc<MrShared>> {
+        let mr = self.mr.take();
+        if let Some(mr) = &mr {
+            mr.release_mw();
+        }
+        mr
+    }
+}
+
+/// An rxe MW: its pool index and the shared part in the device's window table.
 pub(crate) struct RxeMw {
-    _index: PoolIndex,
+    index: PoolIndex,
+    shared: Arc<MwShared>,
 }
 
 impl RxeMw {
-    /// `rxe_alloc_mw`: the MW and its rkey.
-    pub(crate) fn new(dev: &Device<RxeDev>) -> Result<(Self, u32)> {
+    /// `rxe_alloc_mw`: the MW and its rkey (type 1 starts valid, type 2 free).
+    pub(crate) fn new(dev: &Device<RxeDev>, pd: PdId, mw_type: u32) -> Result<(Self, u32)> {
+        let mw_type = MwType::from_raw(mw_type).ok_or(EINVAL)?;
         let index = dev.data().mw_pool().take()?;
         let rkey = index.new_key();
-        Ok((Self { _index: index }, rkey))
+        let shared = Arc::pin_init(
+            pin_init!(MwShared {
+                inner <- new_spinlock_irq!(MwInner {
+                    win: Window::new(mw_type, pd.raw(), rkey),
+                    mr: None,
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        dev.data().mws_table().insert(index.get(), shared.clone())?;
+        Ok((Self { index, shared }, rkey))
+    }
+
+    /// `rxe_dealloc_mw`: out of the table, unbound, invalid.
+    pub(crate) fn dealloc(&self, dev: &Device<RxeDev>) {
+        drop(dev.data().mws_table().remove(self.index.get()));
+        let mr = {
+            let mut g = self.shared.inner.lock();
+            g.win.dealloc();
+            g.unbind_mr()
+        };
+        drop(mr);
+    }
+}
+
+/// `rxe_bind_mw`: BIND_MW of window `mw_rkey` to MR `mr_lkey` by a QP of `qp_pd` (`qp`: its
+/// identity, which a type 2 window records).
+pub(crate) fn bind_mw(
+    rxe: &RxeDev,
+    qp_pd: PdId,
+    qp: u64,
+    mw_rkey: u32,
+    mr_lkey: u32,
+    b: &Bind,
+) -> Result<(), Errno> {
+    let mw = rxe.mw(mw_rkey).ok_or(Errno::Inval)?;
+    let mr = if b.length != 0 {
+        let mr = rxe.mr(mr_lkey).ok_or(Errno::Inval)?;
+        if mr.current_key() != mr_lkey || !mr.alive() {
+            return Err(Errno::Inval);
+        }
+        Some(mr)
+    } else {
+        None
+    };
+    let old = {
+        let mut g = mw.inner.lock();
+        if g.win.rkey != mw_rkey {
+            return Err(Errno::Inval);
+        }
+        g.win
+            .check_bind(qp_pd.raw(), mr.as_ref().map(|m| m.view()).as_ref(), b)?;
+        if let Some(mr) = &mr {
+            if !mr.hold_mw() {
+                return Err(Errno::Inval);
+            }
+        }
+        let old = g.unbind_mr();
+        g.win.bind(qp, b);
+        g.mr = mr;
+        old
+    };
+    drop(old);
+    Ok(())
+}
+
+/// `rxe_invalidate_mw` / `rxe_invalidate_mr`: LOCAL_INV, or SEND_WITH_INV received, of `key`.
+pub(crate) fn invalidate_key(rxe: &RxeDev, key: u32) -> Result<(), Errno> {
+    if mw::rkey_is_mw(key) {
+        let mw = rxe.mw(key).ok_or(Errno::Inval)?;
+        let old = {
+            let mut g = mw.inner.lock();
+            if g.win.rkey != key {
+                return Err(Errno::Inval);
+            }
+            g.win.check_invalidate()?;
+            g.win.invalidate();
+            g.unbind_mr()
+        };
+        drop(old);
+        Ok(())
+    } else {
+        rxe.mr(key).ok_or(Errno::Inval)?.invalidate(key)
+    }
+}
+
+/// `rxe_reg_fast_mr`: REG_MR of the MR whose index `key` names (the one the ULP's `ib_mr`
+/// is: `ib_update_fast_reg_key` only changes the low byte), by a QP of `qp_pd`.
+pub(crate) fn reg_fast_mr(rxe: &RxeDev, qp_pd: PdId, key: u32, access: u32) -> Result<(), Errno> {
+    rxe.mr(key)
+        .ok_or(Errno::Inval)?
+        .reg_fast(qp_pd, key, access)
+}
+
+/// `check_rkey`'s lookup: the MR behind `rkey` (an MR's, or a window's) for `need` rights on
+/// `len` bytes at `va`, by QP `qp` of `pd`, and the MR address `va` stands for.
+pub(crate) fn resolve_rkey(
+    rxe: &RxeDev,
+    pd: PdId,
+    qp: u64,
+    rkey: u32,
+    need: u32,
+    va: u64,
+    len: usize,
+) -> Option<(Arc<MrShared>, u64)> {
+    if mw::rkey_is_mw(rkey) {
+        let mw = rxe.mw(rkey)?;
+        let (mr, iova) = {
+            let g = mw.inner.lock();
+            if !g.win.allows(rkey, pd.raw(), qp, need) {
+                return None;
+            }
+            (g.mr.clone()?, g.win.target(va, len as u64)?)
+        };
+        mr.check_range(iova, len).ok()?;
+        Some((mr, iova))
+    } else {
+        let mr = rxe.mr(rkey)?;
+        mr.check(rkey, pd, need, va, len).ok()?;
+        Some((mr, va))
     }
 }

@@ -27,7 +27,7 @@ use crate::proto::{
     qp_state::{self, QpCap, QpState, QpType},
     queue::{recv_wqe_size, send_wqe_size, QueueType},
     task::TaskState,
-    wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail, IB_SEND_INLINE},
+    wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -67,6 +67,9 @@ pub(crate) struct RxeQp {
 #[pin_data]
 pub(crate) struct QpShared {
     pub(crate) qpn: u32,
+    /// Unique for the module's lifetime (QPNs are reused): the identity a type 2 memory window
+    /// bound through this QP records.
+    pub(crate) uid: u64,
     pub(crate) qp_type: QpType,
     pub(crate) pd: PdId,
     pub(crate) is_user: bool,
@@ -115,6 +118,9 @@ pub(crate) struct QpShared {
 kernel::impl_has_work! {
     impl HasWork<QpShared> for QpShared { self.work }
 }
+
+/// The next [`QpShared::uid`].
+static NEXT_QP_UID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
 fn state(raw: u32) -> QpState {
     QpState::from_raw(raw).unwrap_or(QpState::Reset)
@@ -222,6 +228,7 @@ impl RxeQp {
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn: num,
+                uid: NEXT_QP_UID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
                 qp_type,
                 pd: links.pd,
                 is_user: user.is_some(),
@@ -386,6 +393,9 @@ impl RxeQp {
 
     /// `rxe_post_send_kernel`, one WR: written into the send ring as user space would.
     pub(crate) fn post_kernel(&self, wr: &KernelSendWr<'_, RxeDev>) -> Result {
+        if let Some(reg) = &wr.reg {
+            reg.mr.stage_reg(reg.iova, reg.length);
+        }
         let qp = &self.shared;
         if qp.is_user {
             return Err(EINVAL);
@@ -395,9 +405,11 @@ impl RxeQp {
             *ah_num = wr.ah.map(|ah| ah.num()).ok_or(EINVAL)?;
         }
         let send_wr = SendWr { detail, ..wr.wr };
-        // Inline data is copied from the ULP's buffers now, as the C driver does.
+        // Inline data is copied from the ULP's buffers now, as the C driver does. The kind of
+        // data is the opcode's: an RDMA WRITE without SGEs (ib_drain_sq's) still has SGEs, none.
         let mut inline = [0u8; crate::proto::params::MAX_INLINE_DATA as usize];
-        let data = if send_wr.send_flags & IB_SEND_INLINE != 0 {
+        let mask = wqe::wr_opcode_mask(send_wr.opcode, qp.qp_type).ok_or(EINVAL)?;
+        let data = if wqe::DataKind::of(mask, send_wr.send_flags) == wqe::DataKind::Inline {
             let mut len = 0usize;
             for sge in wr.sges {
                 let n = sge.length as usize;
@@ -406,7 +418,7 @@ impl RxeQp {
                 len += n;
             }
             SendData::Inline(&inline[..len])
-        } else if wr.sges.is_empty() {
+        } else if wqe::DataKind::of(mask, send_wr.send_flags) == wqe::DataKind::None {
             SendData::None
         } else {
             SendData::Sges(wr.sges)

@@ -43,6 +43,9 @@ pub(crate) enum WqeState {
     Pending,
     /// Failed locally with this status; the completer reports it.
     Error(u32),
+    /// A local operation (BIND_MW, LOCAL_INV, REG_MR) done: the completer completes it when it
+    /// reaches it, and a retry does not redo it.
+    Done,
 }
 
 /// One WQE, as the engine knows it.
@@ -176,9 +179,7 @@ impl QpShared {
             return false;
         };
         if wqe.mask.contains(WrMask::LOCAL_OP) {
-            // Local operations (REG_MR, LOCAL_INV, BIND_MW) are not implemented yet.
-            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
-            return true;
+            return self.local_op(eng, idx, &wqe);
         }
         let rc = self.qp_type == QpType::Rc;
         // Window of unacknowledged PSNs.

@@ -7,7 +7,7 @@
 use super::{
     device::Counter,
     engine::{Engine, Headers, Outbox},
-    mr::{access, MrShared},
+    mr::{self, access, MrShared},
     qp::QpShared,
     req::lookup_local,
 };
@@ -325,11 +325,11 @@ impl QpShared {
                     .header::<Feth>()
                     .is_some_and(|f| f.selectivity_level == 1);
             let len = if whole_mr { 0 } else { reth.len as usize };
-            let mr = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
-                None
+            let (mr, va) = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
+                (None, reth.va)
             } else {
                 match self.lookup_remote(reth.rkey, need, reth.va, len) {
-                    Some(mr) => Some(mr),
+                    Some((mr, va)) => (Some(mr), va),
                     None => {
                         if self.qp_type == QpType::Rc {
                             self.fail(eng, out, psn, ACCESS);
@@ -344,7 +344,7 @@ impl QpShared {
                 let npsn = reth.len.div_ceil(eng.mtu(rxe)).max(1);
                 eng.resp.read = Some(ReadReply {
                     mr,
-                    va: reth.va,
+                    va,
                     resid: reth.len,
                     psn,
                     first: true,
@@ -356,7 +356,7 @@ impl QpShared {
             }
             eng.resp.write = Some(WriteTarget {
                 mr,
-                va: reth.va,
+                va,
                 resid: reth.len,
                 length: reth.len,
             });
@@ -369,12 +369,13 @@ impl QpShared {
                 self.fail(eng, out, psn, INVALID);
                 return;
             }
-            let Some(mr) = self.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8) else {
+            let Some((mr, va)) = self.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8)
+            else {
                 self.fail(eng, out, psn, ACCESS);
                 return;
             };
             let compare = (op & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
-            let Ok(orig) = mr.atomic(rcu, at.va, compare, at.swap_add) else {
+            let Ok(orig) = mr.atomic(rcu, va, compare, at.swap_add) else {
                 self.fail(eng, out, psn, ACCESS);
                 return;
             };
@@ -433,6 +434,22 @@ impl QpShared {
                 w.resid -= payload.len() as u32;
             }
         }
+        // SEND_WITH_INV: invalidate the rkey it names. Class J error, as C: the receive WQE
+        // completes with REM_INV_REQ_ERR, the request is acknowledged (no NAK: C's
+        // `acknowledge` still sees the ACK syndrome) and the QP goes to error.
+        if let Some(ieth) = pkt.header::<Ieth>() {
+            if mr::invalidate_key(rxe, ieth.rkey).is_err() {
+                if eng.resp.recv.is_some() {
+                    self.complete_recv_status(eng, IB_WC_REM_INV_REQ_ERR);
+                }
+                if self.qp_type == QpType::Rc && bth.ack_req {
+                    self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn);
+                }
+                eng.resp.write = None;
+                self.to_error(eng, None);
+                return;
+            }
+        }
         eng.resp.psn = psn_add(psn, 1);
         let end = mask.contains(Mask::END);
         eng.resp.opcode = if end { None } else { Some(op) };
@@ -464,19 +481,19 @@ impl QpShared {
             let Some(reth) = pkt.header::<Reth>() else {
                 return;
             };
-            let mr = if reth.len == 0 {
-                None
+            let (mr, va) = if reth.len == 0 {
+                (None, reth.va)
             } else {
                 match self.lookup_remote(reth.rkey, access::REMOTE_READ, reth.va, reth.len as usize)
                 {
-                    Some(mr) => Some(mr),
+                    Some((mr, va)) => (Some(mr), va),
                     None => return,
                 }
             };
             // (Requests wait in the queue while a reply is being sent: no reply in progress.)
             eng.resp.read = Some(ReadReply {
                 mr,
-                va: reth.va,
+                va,
                 resid: reth.len,
                 psn,
                 first: true,
@@ -613,11 +630,16 @@ impl QpShared {
         self.to_error(eng, Some(f.event));
     }
 
-    /// An MR for a remote access with `rkey` (`check_rkey`; memory windows are not implemented).
-    fn lookup_remote(&self, rkey: u32, need: u32, va: u64, len: usize) -> Option<Arc<MrShared>> {
-        let mr = self.dev.data().mr(rkey)?;
-        mr.check(rkey, self.pd, need, va, len).ok()?;
-        Some(mr)
+    /// The MR for a remote access with `rkey`, an MR's or a memory window's (`check_rkey`), and
+    /// the MR address `va` stands for (a zero-based window's `va` is an offset).
+    fn lookup_remote(
+        &self,
+        rkey: u32,
+        need: u32,
+        va: u64,
+        len: usize,
+    ) -> Option<(Arc<MrShared>, u64)> {
+        mr::resolve_rkey(self.dev.data(), self.pd, self.uid, rkey, need, va, len)
     }
 
     /// The next receive WQE, copied out of the SRQ or the RQ.

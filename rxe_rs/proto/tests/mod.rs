@@ -7,6 +7,7 @@ mod av;
 mod hdr;
 mod icrc;
 mod index;
+mod mw;
 mod opcode;
 mod params;
 mod pcap;

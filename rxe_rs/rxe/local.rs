@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Local operations of the send queue (`rxe_req.c:rxe_do_local_ops`): BIND_MW, LOCAL_INV and
+//! REG_MR execute on the requester's side, send nothing, and complete in order with the WQEs
+//! around them.
+
+use super::{engine::Engine, mr, qp::QpShared, req::WqeState};
+use crate::proto::{
+    mw::Bind,
+    queue::Index,
+    wqe::{
+        SendWqe, WrDetail, IB_WC_LOC_QP_OP_ERR, IB_WC_MW_BIND_ERR, IB_WR_BIND_MW, IB_WR_LOCAL_INV,
+        IB_WR_REG_MR,
+    },
+};
+
+impl QpShared {
+    /// Executes local operation `wqe` at send queue slot `idx`; whether the requester made
+    /// progress (`false`: LOCAL_INV waits for every earlier WQE to complete, C's "local
+    /// invalidate fence").
+    pub(crate) fn local_op(&self, eng: &mut Engine, idx: Index, wqe: &SendWqe) -> bool {
+        let rxe = self.dev.data();
+        let status = match (wqe.opcode, wqe.detail) {
+            (IB_WR_LOCAL_INV, _) => {
+                if idx != eng.comp.consumer {
+                    return false;
+                }
+                mr::invalidate_key(rxe, wqe.ex).map_err(|_| IB_WC_LOC_QP_OP_ERR)
+            }
+            (
+                IB_WR_BIND_MW,
+                WrDetail::Mw {
+                    addr,
+                    length,
+                    mr_lkey,
+                    mw_rkey,
+                    rkey,
+                    access,
+                },
+            ) => {
+                let b = Bind {
+                    addr,
+                    length,
+                    access,
+                    rkey,
+                };
+                mr::bind_mw(rxe, self.pd, self.uid, mw_rkey, mr_lkey, &b)
+                    .map_err(|_| IB_WC_MW_BIND_ERR)
+            }
+            (IB_WR_REG_MR, WrDetail::Reg { key, access }) => {
+                mr::reg_fast_mr(rxe, self.pd, key, access).map_err(|_| IB_WC_LOC_QP_OP_ERR)
+            }
+            _ => Err(IB_WC_LOC_QP_OP_ERR),
+        };
+        let g = *self.sq.geometry();
+        if let Some(info) = eng.sq.info_mut(idx) {
+            info.state = match status {
+                Ok(()) => WqeState::Done,
+                Err(status) => WqeState::Error(status),
+            };
+        }
+        eng.req.wqe_index = g.next_index(idx);
+        if status.is_err() {
+            eng.req.opcode = None;
+        }
+        true
+    }
+}
