@@ -40,6 +40,8 @@ pub(crate) enum IbEvent {
     QpReqErr,
     QpAccessErr,
     SrqLimitReached,
+    SqDrained,
+    LastWqeReached,
 }
 
 impl IbEvent {
@@ -50,6 +52,8 @@ impl IbEvent {
             Self::QpReqErr => ffi::ib_event_type_IB_EVENT_QP_REQ_ERR,
             Self::QpAccessErr => ffi::ib_event_type_IB_EVENT_QP_ACCESS_ERR,
             Self::SrqLimitReached => ffi::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+            Self::SqDrained => ffi::ib_event_type_IB_EVENT_SQ_DRAINED,
+            Self::LastWqeReached => ffi::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
         }
     }
 }

@@ -92,6 +92,7 @@ impl QpShared {
         }
         if !self.sq_has_wqes(eng) {
             eng.comp.timeout = false;
+            self.check_sq_drained(eng);
             return false;
         }
         let head = eng.comp.consumer;
@@ -436,9 +437,6 @@ impl QpShared {
             if info.state == WqeState::Done {
                 // A local operation already executed is not redone (C `req_retry`).
                 i = g.next_index(i);
-                if i == stop {
-                    break;
-                }
                 continue;
             }
             if !matches!(info.state, WqeState::Pending | WqeState::Processing) {

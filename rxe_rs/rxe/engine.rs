@@ -97,6 +97,12 @@ impl Engine {
             };
             self.resp.reset();
         }
+        if new == QpState::Sqd && old != QpState::Sqd {
+            self.req.sq_draining = true;
+        }
+        if new != QpState::Sqd {
+            self.req.sq_draining = false;
+        }
         if new == QpState::Rts && old != QpState::Rts {
             self.req.rd_atomic = u32::from(self.attrs.max_rd_atomic);
             self.comp.retry_cnt = self.attrs.retry_cnt;

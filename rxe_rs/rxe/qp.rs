@@ -282,7 +282,7 @@ impl RxeQp {
         let now = QpNow {
             qp_type: self.shared.qp_type,
             state: state(guard.attrs.qp_state),
-            sq_draining: false,
+            sq_draining: guard.req.sq_draining,
             has_srq: self.shared.srq.is_some(),
         };
         let old_state = state(guard.attrs.qp_state);
@@ -384,8 +384,10 @@ impl RxeQp {
             .store(new_state as u32, Ordering::Relaxed);
         drop(guard);
         drop(_bh);
-        if new_state != old_state && matches!(new_state, QpState::Rts | QpState::Err) {
-            // Start sending what was posted early, or flush everything.
+        if new_state != old_state && matches!(new_state, QpState::Rts | QpState::Err | QpState::Sqd)
+        {
+            // Start sending what was posted early, flush everything, or see whether the send
+            // queue is already drained.
             self.shared.kick();
         }
         Ok(())

@@ -130,6 +130,9 @@ pub(crate) struct ReqState {
     pub(crate) noack_pkts: u32,
     /// Waiting for the RNR timer before retrying.
     pub(crate) rnr_wait: bool,
+    /// In SQD, until the WQEs already started are acknowledged (`attr.sq_draining`); then
+    /// `IB_EVENT_SQ_DRAINED`.
+    pub(crate) sq_draining: bool,
 }
 
 /// The address a packet of this QP goes to: the primary path, or a UD WQE's address handle.
@@ -148,7 +151,12 @@ impl QpShared {
         rcu: &rcu::Guard,
         out: &mut Outbox,
     ) -> bool {
-        if eng.state() != QpState::Rts || eng.req.rnr_wait || !out.has_room() {
+        let sqd = match eng.state() {
+            QpState::Rts => false,
+            QpState::Sqd => true,
+            _ => return false,
+        };
+        if eng.req.rnr_wait || !out.has_room() {
             return false;
         }
         let g = *self.sq.geometry();
@@ -164,6 +172,11 @@ impl QpShared {
         }
         let idx = eng.req.wqe_index;
         let mut info = eng.sq.info(idx);
+        // SQD: finish (and resend) what was started, start nothing new.
+        if sqd && !info.started {
+            self.check_sq_drained(eng);
+            return false;
+        }
         if info.state == WqeState::Free {
             info = self.fetch_wqe(eng, idx);
         }
@@ -357,6 +370,21 @@ impl QpShared {
             self.arm_retransmit(eng.attrs.timeout);
         }
         true
+    }
+
+    /// `IB_EVENT_SQ_DRAINED` once, when in SQD every packet sent is acknowledged and the
+    /// requester is not in the middle of a WQE (`req_check_sq_drain_done`,
+    /// `comp_check_sq_drain_done`).
+    pub(crate) fn check_sq_drained(&self, eng: &mut Engine) {
+        if !eng.req.sq_draining || eng.state() != QpState::Sqd || eng.req.psn != eng.comp.psn {
+            return;
+        }
+        let at = eng.sq.info(eng.req.wqe_index);
+        if at.started && matches!(at.state, WqeState::Processing) {
+            return;
+        }
+        eng.req.sq_draining = false;
+        self.handle.event(crate::ib::handles::IbEvent::SqDrained);
     }
 
     /// Copies WQE `idx` out of the ring and validates it (once per post).

@@ -83,10 +83,13 @@ pub(crate) struct RespState {
     atomic: Option<(u32, u64)>,
     /// The RQ's consumer index.
     rq_consumer: Index,
+    /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
+    last_wqe_reached: bool,
 }
 
 impl RespState {
     /// Back to the start after a reset, keeping the PSN and the receive queue's position.
+    /// Back to the state of a new QP (modify to RESET).
     pub(crate) fn reset(&mut self) {
         *self = Self {
             psn: self.psn,
@@ -169,6 +172,11 @@ impl QpShared {
                 self.req_pkts.purge();
                 eng.resp.read = None;
                 eng.resp.write = None;
+                // A QP on an SRQ leaves the SRQ's WQEs alone and says it will take no more.
+                if self.srq.is_some() && !eng.resp.last_wqe_reached {
+                    eng.resp.last_wqe_reached = true;
+                    self.handle.event(IbEvent::LastWqeReached);
+                }
                 return self.flush_recv_queue(eng);
             }
             QpState::Reset | QpState::Init => {

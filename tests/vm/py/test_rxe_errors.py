@@ -5,13 +5,17 @@ Error flows of an RC connection, checked the same way against the C rdma_rxe and
 
 - a wrong rkey: REM_ACCESS_ERR on the requester, both QPs in ERROR, the rest flushed;
 - a receiver that posts its receive late: RNR NAKs retried until it does (rnr_retry = 7);
-- rnr_retry = 1 with no receive ever: RNR_RETRY_EXC_ERR.
+- rnr_retry = 1 with no receive ever: RNR_RETRY_EXC_ERR;
+- RTS -> SQD raises IBV_EVENT_SQ_DRAINED once the send queue is drained, and SQD -> RTS resumes;
+- a QP on an SRQ moved to ERROR raises IBV_EVENT_QP_LAST_WQE_REACHED.
 """
 import subprocess
+import threading
 import time
 
 import pyverbs.enums as e
 from pyverbs.mr import MR
+from pyverbs.qp import QPAttr
 from tests.base import RCResources, RDMATestCase
 import tests.utils as u
 
@@ -58,6 +62,18 @@ def counter(dev, name):
 def qp_state(res):
     attr, _ = res.qp.query(e.IBV_QP_STATE)
     return attr.qp_state
+
+
+def async_event(ctx, timeout=20):
+    """The next async event of ctx (acked), or a failure after timeout seconds."""
+    box = []
+    t = threading.Thread(target=lambda: box.append(ctx.get_async_event()), daemon=True)
+    t.start()
+    t.join(timeout)
+    if not box:
+        raise AssertionError(f'no async event within {timeout} s')
+    box[0].ack()
+    return box[0].event_type
 
 
 class RxeErrorFlows(RDMATestCase):
@@ -107,3 +123,28 @@ class RxeErrorFlows(RDMATestCase):
         self.assertEqual(wcs[0].status, e.IBV_WC_RNR_RETRY_EXC_ERR,
                          u.wc_status_to_str(wcs[0].status))
         self.assertEqual(qp_state(cli), e.IBV_QPS_ERR)
+
+    def test_sqd_drained(self):
+        self.create_players(RcRemote)
+        cli, srv = self.client, self.server
+        n = 3
+        for _ in range(n):
+            u.post_recv(srv, u.get_recv_wr(srv))
+        for _ in range(n):
+            wr, _ = u.get_send_elements(cli, False)
+            u.post_send(cli, wr)
+        cli.qp.modify(QPAttr(qp_state=e.IBV_QPS_SQD), e.IBV_QP_STATE)
+        self.assertEqual(async_event(cli.ctx), e.IBV_EVENT_SQ_DRAINED)
+        self.assertEqual(qp_state(cli), e.IBV_QPS_SQD)
+        # Back to RTS: whatever SQD held back goes out; every send completes on both sides.
+        cli.qp.modify(QPAttr(qp_state=e.IBV_QPS_RTS), e.IBV_QP_STATE)
+        for _ in range(n):
+            u.poll_cq(cli.cq)
+            u.poll_cq(srv.cq)
+        self.assertEqual(qp_state(cli), e.IBV_QPS_RTS)
+
+    def test_last_wqe_reached(self):
+        self.create_players(RcRemote, with_srq=True)
+        srv = self.server
+        srv.qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+        self.assertEqual(async_event(srv.ctx), e.IBV_EVENT_QP_LAST_WQE_REACHED)
