@@ -16,3 +16,8 @@ pub mod proto;
 #[cfg(test)]
 #[path = "proto/tests/mod.rs"]
 mod tests;
+
+/// The fuzz harness, shared with the `fuzz-packet` binary and the cargo-fuzz target.
+#[cfg(test)]
+#[path = "../fuzz/harness.rs"]
+mod fuzz_harness;

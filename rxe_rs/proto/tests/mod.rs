@@ -4,6 +4,7 @@
 //! against a straight-from-the-spec ICRC, and as property tests.
 
 mod av;
+mod fuzz;
 mod hdr;
 mod icrc;
 mod index;
