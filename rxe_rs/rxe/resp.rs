@@ -13,6 +13,7 @@ use super::{
 };
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
+use crate::proto::params;
 use crate::proto::{
     hdr::GSI_QKEY,
     hdr::{
@@ -65,6 +66,36 @@ struct ReadReply {
     replay: bool,
 }
 
+/// The results of the last [`params::MAX_QP_RD_ATOM`] atomics, oldest overwritten first.
+#[derive(Default)]
+struct AtomicResults {
+    results: KVec<(u32, u64)>,
+    next: usize,
+}
+
+impl AtomicResults {
+    fn record(&mut self, psn: u32, orig: u64) {
+        let cap = params::MAX_QP_RD_ATOM as usize;
+        if self.results.len() < cap && self.results.push((psn, orig), GFP_ATOMIC).is_ok() {
+            return;
+        }
+        if let Some(slot) = self.results.get_mut(self.next) {
+            *slot = (psn, orig);
+        } else if let Some(slot) = self.results.first_mut() {
+            *slot = (psn, orig);
+        }
+        self.next = (self.next + 1) % cap;
+    }
+
+    fn find(&self, psn: u32) -> Option<u64> {
+        self.results
+            .iter()
+            .rev()
+            .find(|(p, _)| *p == psn)
+            .map(|(_, orig)| *orig)
+    }
+}
+
 /// The responder's state (`qp->resp`).
 #[derive(Default)]
 pub(crate) struct RespState {
@@ -79,8 +110,10 @@ pub(crate) struct RespState {
     recv: Option<KBox<RecvInProgress>>,
     write: Option<WriteTarget>,
     read: Option<ReadReply>,
-    /// The last atomic's PSN and original value, replayed for a duplicate.
-    atomic: Option<(u32, u64)>,
+    /// Executed atomics (PSN, original value), replayed for duplicates: the responder resources
+    /// of C's `rxe_prepare_res` for atomics, one per `max_dest_rd_atomic` the requester may
+    /// have outstanding (reads are re-executed from the request, as C replays them).
+    atomics: AtomicResults,
     /// The RQ's consumer index.
     rq_consumer: Index,
     /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
@@ -387,7 +420,7 @@ impl QpShared {
                 self.fail(eng, out, psn, ACCESS);
                 return;
             };
-            eng.resp.atomic = Some((psn, orig));
+            eng.resp.atomics.record(psn, orig);
             eng.resp.msn = eng.resp.msn.wrapping_add(1);
             eng.resp.psn = psn_add(psn, 1);
             eng.resp.opcode = None;
@@ -508,10 +541,9 @@ impl QpShared {
                 replay: true,
             });
         } else if mask.contains(Mask::ATOMIC) {
-            if let Some((apsn, orig)) = eng.resp.atomic {
-                if apsn == psn {
-                    self.send_atomic_ack(eng, out, psn, orig);
-                }
+            // Not found: too old, or never executed (class D error): dropped, as C does.
+            if let Some(orig) = eng.resp.atomics.find(psn) {
+                self.send_atomic_ack(eng, out, psn, orig);
             }
         } else {
             let prev = psn_add(eng.resp.psn, crate::proto::psn::PSN_MASK);
