@@ -63,21 +63,17 @@ impl PageList {
         len: usize,
         mut f: impl FnMut(NonNull<ffi::page>, usize, core::ops::Range<usize>),
     ) -> Result {
-        let end = offset.checked_add(len).ok_or(EFAULT)?;
-        if end > self.capacity() {
-            return Err(EFAULT);
-        }
-        let mut pos = offset + self.first_offset;
-        let mut done = 0;
-        while done < len {
-            let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(len - done);
-            let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
-            f(page, in_page, done..done + n);
-            pos += n;
-            done += n;
-        }
-        Ok(())
+        walk_pages(
+            self.first_offset,
+            self.pages.len(),
+            offset,
+            len,
+            |i, in_page, range| {
+                let page = *self.pages.get(i).ok_or(EFAULT)?;
+                f(page, in_page, range);
+                Ok(())
+            },
+        )
     }
 
     /// Copies `buf.len()` bytes at `offset` of the MR into `buf`.
@@ -216,21 +212,17 @@ impl KernelPages {
         len: usize,
         mut f: impl FnMut(u64, core::ops::Range<usize>),
     ) -> Result {
-        let end = offset.checked_add(len).ok_or(EFAULT)?;
-        if end > self.capacity() {
-            return Err(EFAULT);
-        }
-        let mut pos = offset + self.first_offset;
-        let mut done = 0;
-        while done < len {
-            let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(len - done);
-            let page = *self.addrs.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
-            f(page + in_page as u64, done..done + n);
-            pos += n;
-            done += n;
-        }
-        Ok(())
+        walk_pages(
+            self.first_offset,
+            self.addrs.len(),
+            offset,
+            len,
+            |i, in_page, range| {
+                let page = *self.addrs.get(i).ok_or(EFAULT)?;
+                f(page + in_page as u64, range);
+                Ok(())
+            },
+        )
     }
 
     /// Copies `buf.len()` bytes at `offset` of the mapping into `buf`.
@@ -261,4 +253,30 @@ impl KernelPages {
         // `KernelMem`); the 8 aligned bytes lie inside one page.
         Ok(unsafe { ffi::rxe_rs_kva_atomic(addr, compare.is_some(), compare.unwrap_or(0), value) })
     }
+}
+
+/// Walks `len` bytes from byte `offset` of a buffer of `npages` pages that starts
+/// `first_offset` bytes into its first page: `f(page index, offset in page, range in the
+/// caller's buffer)`, never across a page. `EFAULT` past the end.
+fn walk_pages(
+    first_offset: usize,
+    npages: usize,
+    offset: usize,
+    len: usize,
+    mut f: impl FnMut(usize, usize, core::ops::Range<usize>) -> Result,
+) -> Result {
+    let end = offset.checked_add(len).ok_or(EFAULT)?;
+    if end > (npages * PAGE_SIZE).saturating_sub(first_offset) {
+        return Err(EFAULT);
+    }
+    let mut pos = offset + first_offset;
+    let mut done = 0;
+    while done < len {
+        let in_page = pos % PAGE_SIZE;
+        let n = (PAGE_SIZE - in_page).min(len - done);
+        f(pos / PAGE_SIZE, in_page, done..done + n)?;
+        pos += n;
+        done += n;
+    }
+    Ok(())
 }

@@ -18,6 +18,47 @@
 //! and no panics on anything that came off the wire: parsers take `&[u8]` and
 //! return [`Result`] or [`Option`].
 
+/// The operations of a bit-mask newtype over `u32` whose bits are the C driver's: `from_bits`,
+/// `bits`, `contains`, `intersects`, `union` (all `const`) and `|`.
+macro_rules! bit_mask_ops {
+    ($t:ident) => {
+        impl $t {
+            /// The mask with exactly the bits of `bits`, as the C driver numbers them.
+            pub const fn from_bits(bits: u32) -> Self {
+                Self(bits)
+            }
+
+            /// The bits, as the C driver numbers them.
+            pub const fn bits(self) -> u32 {
+                self.0
+            }
+
+            /// Whether every bit of `other` is set in `self`.
+            pub const fn contains(self, other: Self) -> bool {
+                self.0 & other.0 == other.0
+            }
+
+            /// Whether any bit of `other` is set in `self`.
+            pub const fn intersects(self, other: Self) -> bool {
+                self.0 & other.0 != 0
+            }
+
+            /// The bits set in `self` or `other`.
+            pub const fn union(self, other: Self) -> Self {
+                Self(self.0 | other.0)
+            }
+        }
+
+        impl core::ops::BitOr for $t {
+            type Output = Self;
+
+            fn bitor(self, other: Self) -> Self {
+                self.union(other)
+            }
+        }
+    };
+}
+
 pub mod av;
 pub mod hdr;
 pub mod icrc;

@@ -8,8 +8,6 @@
 //! handles, which extension headers follow the BTH, where, and what kind of
 //! work the packet belongs to.
 
-use core::ops::BitOr;
-
 use super::hdr::{
     AETH_LEN, ATMACK_LEN, ATMETH_LEN, BTH_LEN, DETH_LEN, FETH_LEN, IETH_LEN, IMMDT_LEN, RDETH_LEN,
     RETH_LEN,
@@ -196,40 +194,9 @@ impl Mask {
         .union(Self::ATOMIC_WRITE)
         .union(Self::FLUSH)
         .union(Self::ATOMIC);
-
-    /// The mask with exactly the bits of `bits`, as the C driver numbers them.
-    pub const fn from_bits(bits: u32) -> Self {
-        Self(bits)
-    }
-
-    /// The bits, as the C driver numbers them.
-    pub const fn bits(self) -> u32 {
-        self.0
-    }
-
-    /// Whether every bit of `other` is set in `self`.
-    pub const fn contains(self, other: Self) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// Whether any bit of `other` is set in `self`.
-    pub const fn intersects(self, other: Self) -> bool {
-        self.0 & other.0 != 0
-    }
-
-    /// The bits set in `self` or `other`.
-    pub const fn union(self, other: Self) -> Self {
-        Self(self.0 | other.0)
-    }
 }
 
-impl BitOr for Mask {
-    type Output = Self;
-
-    fn bitor(self, other: Self) -> Self {
-        self.union(other)
-    }
-}
+bit_mask_ops!(Mask);
 
 /// What the driver knows about one opcode: a row of the C `rxe_opcode[]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

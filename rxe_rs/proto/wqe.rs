@@ -23,7 +23,7 @@
 //! All layouts are x86_64 (little endian, `__aligned_u64`); the offsets are `pub` so the kernel
 //! can assert them against bindgen's `offset_of!`.
 
-use core::ops::{BitOr, Range};
+use core::ops::Range;
 
 use super::opcode::{
     RC_ATOMIC_WRITE, RC_COMPARE_SWAP, RC_FETCH_ADD, RC_FLUSH, RC_RDMA_READ_REQUEST,
@@ -409,40 +409,9 @@ impl WrMask {
     pub const WRITE_OR_SEND: Self = Self::WRITE.union(Self::SEND);
     /// `WR_ATOMIC_OR_READ_MASK`.
     pub const ATOMIC_OR_READ: Self = Self::ATOMIC.union(Self::READ);
-
-    /// The mask with exactly the bits of `bits`, as the C driver numbers them.
-    pub const fn from_bits(bits: u32) -> Self {
-        Self(bits)
-    }
-
-    /// The bits, as the C driver numbers them.
-    pub const fn bits(self) -> u32 {
-        self.0
-    }
-
-    /// Whether every bit of `other` is set in `self`.
-    pub const fn contains(self, other: Self) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// Whether any bit of `other` is set in `self`.
-    pub const fn intersects(self, other: Self) -> bool {
-        self.0 & other.0 != 0
-    }
-
-    /// The bits set in `self` or `other`.
-    pub const fn union(self, other: Self) -> Self {
-        Self(self.0 | other.0)
-    }
 }
 
-impl BitOr for WrMask {
-    type Output = Self;
-
-    fn bitor(self, other: Self) -> Self {
-        self.union(other)
-    }
-}
+bit_mask_ops!(WrMask);
 
 /// `rxe_wr_opcode_info[opcode].mask[qp_type]` (`wr_opcode_mask()`): what WR `opcode` does on a
 /// QP of type `qp_type`; `None` where the C entry is 0 (not allowed on that QP type, or not
