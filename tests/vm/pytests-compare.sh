@@ -25,6 +25,13 @@ while read -r id res; do
 	echo "REGRESSION: $id passes on C, rs: ${rs:-not run}"; missing=$((missing + 1))
 done </tmp/py-c.txt
 check "every test passing on C passes on rxe-rs (but the known gaps)" test "$missing" = 0
+# The list stays honest: a gap that passes on rxe-rs now must leave it.
+stale=0
+for id in $gaps; do
+	[ "$(awk -v id="$id" '$1 == id {print $2}' /tmp/py-rs.txt)" = ok ] || continue
+	echo "STALE GAP: $id passes on rxe-rs: remove it from pytests-known-gaps.txt"; stale=$((stale + 1))
+done
+check "no known gap passes on rxe-rs ($stale stale)" test "$stale" = 0
 c_ok=$(awk '$2 == "ok"' /tmp/py-c.txt | wc -l); rs_ok=$(awk '$2 == "ok"' /tmp/py-rs.txt | wc -l)
 echo "passing tests: C $c_ok, rxe-rs $rs_ok"
 check "rxe-rs ran the suite (passing tests: $rs_ok)" test "$rs_ok" -gt 50
