@@ -50,11 +50,6 @@ impl PageList {
         })
     }
 
-    /// Bytes the pages hold from the MR's start.
-    pub(crate) fn capacity(&self) -> usize {
-        (self.pages.len() * PAGE_SIZE).saturating_sub(self.first_offset)
-    }
-
     /// Walks `len` bytes from byte `offset` of the MR, page by page: `f(page, offset in page,
     /// range in the caller's buffer)`. `EFAULT` past the end.
     fn walk(
@@ -114,15 +109,9 @@ impl PageList {
     /// An atomic on the aligned 8 bytes at `offset`: compare-and-swap (`Some(compare)`) or
     /// fetch-and-add; the original value. `EINVAL` if misaligned.
     pub(crate) fn atomic(&self, offset: usize, compare: Option<u64>, value: u64) -> Result<u64> {
-        let pos = offset.checked_add(self.first_offset).ok_or(EFAULT)?;
-        if pos % 8 != 0 {
-            return Err(EINVAL);
-        }
-        if offset.checked_add(8).ok_or(EFAULT)? > self.capacity() {
-            return Err(EFAULT);
-        }
-        let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
-        let in_page = (pos % PAGE_SIZE) as u32;
+        let (i, in_page) = atomic_slot(self.first_offset, self.pages.len(), offset)?;
+        let page = *self.pages.get(i).ok_or(EFAULT)?;
+        let in_page = in_page as u32;
         // SAFETY: the page is pinned; the 8 aligned bytes lie inside it.
         Ok(unsafe {
             match compare {
@@ -199,11 +188,6 @@ impl KernelPages {
         self.first_offset = (iova % page_size.max(1) as u64) as usize;
     }
 
-    /// Bytes the pages hold from the mapping's start.
-    pub(crate) fn capacity(&self) -> usize {
-        (self.addrs.len() * PAGE_SIZE).saturating_sub(self.first_offset)
-    }
-
     /// Walks `len` bytes from byte `offset` of the mapping: `f(kernel address, range in the
     /// caller's buffer)`, never across a page. `EFAULT` past the end.
     fn walk(
@@ -240,15 +224,8 @@ impl KernelPages {
     /// An atomic on the aligned 8 bytes at `offset`: compare-and-swap (`Some(compare)`) or
     /// fetch-and-add; the original value. `EINVAL` if misaligned.
     pub(crate) fn atomic(&self, offset: usize, compare: Option<u64>, value: u64) -> Result<u64> {
-        let pos = offset.checked_add(self.first_offset).ok_or(EFAULT)?;
-        if pos % 8 != 0 {
-            return Err(EINVAL);
-        }
-        if offset.checked_add(8).ok_or(EFAULT)? > self.capacity() {
-            return Err(EFAULT);
-        }
-        let page = *self.addrs.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
-        let addr = page + (pos % PAGE_SIZE) as u64;
+        let (i, in_page) = atomic_slot(self.first_offset, self.addrs.len(), offset)?;
+        let addr = *self.addrs.get(i).ok_or(EFAULT)? + in_page as u64;
         // SAFETY: the ULP vouches for its mapped pages while the MR is registered (as for
         // `KernelMem`); the 8 aligned bytes lie inside one page.
         Ok(unsafe { ffi::rxe_rs_kva_atomic(addr, compare.is_some(), compare.unwrap_or(0), value) })
@@ -266,7 +243,7 @@ fn walk_pages(
     mut f: impl FnMut(usize, usize, core::ops::Range<usize>) -> Result,
 ) -> Result {
     let end = offset.checked_add(len).ok_or(EFAULT)?;
-    if end > (npages * PAGE_SIZE).saturating_sub(first_offset) {
+    if end > span(first_offset, npages) {
         return Err(EFAULT);
     }
     let mut pos = offset + first_offset;
@@ -279,4 +256,24 @@ fn walk_pages(
         done += n;
     }
     Ok(())
+}
+
+/// Where the aligned 8 bytes at byte `offset` of such a buffer lie: (page index, offset in
+/// page). `EINVAL` if misaligned, `EFAULT` past the end.
+fn atomic_slot(first_offset: usize, npages: usize, offset: usize) -> Result<(usize, usize)> {
+    let pos = offset.checked_add(first_offset).ok_or(EFAULT)?;
+    if pos % 8 != 0 {
+        return Err(EINVAL);
+    }
+    if offset.checked_add(8).ok_or(EFAULT)? > span(first_offset, npages) {
+        return Err(EFAULT);
+    }
+    Ok((pos / PAGE_SIZE, pos % PAGE_SIZE))
+}
+
+/// Bytes `npages` pages hold from a start `first_offset` bytes into the first.
+fn span(first_offset: usize, npages: usize) -> usize {
+    npages
+        .saturating_mul(PAGE_SIZE)
+        .saturating_sub(first_offset)
 }
