@@ -372,15 +372,14 @@ impl QpShared {
         true
     }
 
-    /// `IB_EVENT_SQ_DRAINED` once, when in SQD every packet sent is acknowledged and the
-    /// requester is not in the middle of a WQE (`req_check_sq_drain_done`,
-    /// `comp_check_sq_drain_done`).
+    /// `IB_EVENT_SQ_DRAINED` once, when in SQD every WQE the requester started has completed
+    /// (acknowledged, on RC): the completer has caught up with the requester, which starts
+    /// nothing new in SQD. (C compares PSNs, which a UD or UC send queue never matches.)
     pub(crate) fn check_sq_drained(&self, eng: &mut Engine) {
-        if !eng.req.sq_draining || eng.state() != QpState::Sqd || eng.req.psn != eng.comp.psn {
-            return;
-        }
-        let at = eng.sq.info(eng.req.wqe_index);
-        if at.started && matches!(at.state, WqeState::Processing) {
+        if !eng.req.sq_draining
+            || eng.state() != QpState::Sqd
+            || eng.comp.consumer != eng.req.wqe_index
+        {
             return;
         }
         eng.req.sq_draining = false;
