@@ -22,6 +22,7 @@ pub mod av;
 pub mod hdr;
 pub mod icrc;
 pub mod index;
+pub mod mcast;
 pub mod opcode;
 pub mod packet;
 pub mod params;

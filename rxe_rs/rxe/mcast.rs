@@ -13,7 +13,7 @@
 //! QP's.
 
 use crate::ib::netdev::{NetDev, NetDevRef};
-use crate::proto::{av::multicast_mac, params};
+use crate::proto::{av::multicast_mac, mcast::Members, params};
 use core::sync::atomic::Ordering::Relaxed;
 use kernel::{
     new_mutex, new_spinlock_irq,
@@ -22,55 +22,10 @@ use kernel::{
     sync::{Mutex, SpinLockIrq},
 };
 
-use super::qp::QpShared;
+use super::{qp::QpShared, ring::errno};
 
 /// A multicast GID (`union ib_gid`).
 pub(crate) type Mgid = [u8; 16];
-
-/// `RXE_MAX_MCAST_QP_ATTACH`: QPs per group.
-pub(crate) const MAX_QPS: usize = params::MAX_MCAST_QP_ATTACH as usize;
-
-/// The QPs of one group (`struct rxe_mcg` and its list of `struct rxe_mca`), in attach order.
-#[derive(Clone, Copy)]
-pub(crate) struct Members {
-    qpns: [u32; MAX_QPS],
-    len: usize,
-}
-
-impl Members {
-    const fn new() -> Self {
-        Self {
-            qpns: [0; MAX_QPS],
-            len: 0,
-        }
-    }
-
-    /// The QP numbers.
-    pub(crate) fn qpns(&self) -> &[u32] {
-        &self.qpns[..self.len]
-    }
-
-    fn contains(&self, qpn: u32) -> bool {
-        self.qpns().contains(&qpn)
-    }
-
-    fn push(&mut self, qpn: u32) -> Result {
-        let slot = self.qpns.get_mut(self.len).ok_or(ENOMEM)?;
-        *slot = qpn;
-        self.len += 1;
-        Ok(())
-    }
-
-    /// Removes `qpn`, keeping the order of the others; whether it was there.
-    fn remove(&mut self, qpn: u32) -> bool {
-        let Some(i) = self.qpns().iter().position(|&q| q == qpn) else {
-            return false;
-        };
-        self.qpns.copy_within(i + 1..self.len, i);
-        self.len -= 1;
-        true
-    }
-}
 
 /// The counts the C driver keeps in atomics (`rxe->mcg_num`, `rxe->mcg_attach`).
 struct Counts {
@@ -128,7 +83,7 @@ impl McastGroups {
                 .lock()
                 .get_mut(mgid)
                 .ok_or(EINVAL)
-                .and_then(|members| members.push(qp.qpn))
+                .and_then(|members| members.push(qp.qpn).map_err(errno))
         };
         match result {
             Ok(()) => {
@@ -153,7 +108,7 @@ impl McastGroups {
             if !members.remove(qp.qpn) {
                 return Err(EINVAL);
             }
-            members.len == 0
+            members.is_empty()
         };
         counts.attached -= 1;
         qp.mcast_attached.fetch_sub(1, Relaxed);

@@ -7,6 +7,7 @@ mod av;
 mod hdr;
 mod icrc;
 mod index;
+mod mcast;
 mod opcode;
 mod params;
 mod pcap;
