@@ -27,6 +27,8 @@ struct net *rxe_rs_dev_net(const struct net_device *ndev);
 bool rxe_rs_netif_is_up(const struct net_device *ndev);
 bool rxe_rs_netdev_is_vlan(const struct net_device *ndev);
 struct net_device *rxe_rs_netdev_notifier_info_to_dev(void *info);
+int rxe_rs_dev_mc_add(struct net_device *ndev, const u8 *mac);
+int rxe_rs_dev_mc_del(struct net_device *ndev, const u8 *mac);
 
 /* ib_core: static inlines. */
 void rxe_rs_ib_mark_name_assigned_by_user(struct ib_device *ibdev);
@@ -69,6 +71,7 @@ int rxe_rs_skb_prepare(struct sk_buff *skb, bool ipv6, const u8 *saddr, const u8
 int rxe_rs_skb_xmit(struct sk_buff *skb);
 void rxe_rs_skb_loopback(struct sk_buff *skb);
 int rxe_rs_skb_linearize(struct sk_buff *skb);
+struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb);
 unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len);
 unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len);
 struct net_device *rxe_rs_skb_dev(struct sk_buff *skb);

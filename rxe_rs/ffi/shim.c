@@ -51,6 +51,17 @@ bool rxe_rs_netdev_is_vlan(const struct net_device *ndev)
 	return is_vlan_dev(ndev);
 }
 
+/* Multicast filter of the net device (rxe_mcast_add, rxe_mcast_del). */
+int rxe_rs_dev_mc_add(struct net_device *ndev, const u8 *mac)
+{
+	return dev_mc_add(ndev, mac);
+}
+
+int rxe_rs_dev_mc_del(struct net_device *ndev, const u8 *mac)
+{
+	return dev_mc_del(ndev, mac);
+}
+
 struct net_device *rxe_rs_netdev_notifier_info_to_dev(void *info)
 {
 	return netdev_notifier_info_to_dev(info);
@@ -317,6 +328,12 @@ void rxe_rs_skb_loopback(struct sk_buff *skb)
 {
 	skb_pull(skb, skb->protocol == htons(ETH_P_IP) ? sizeof(struct iphdr) :
 							 sizeof(struct ipv6hdr));
+}
+
+/* A private copy of a received packet, headers and offsets included (multicast fan-out). */
+struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb)
+{
+	return skb_copy(skb, GFP_ATOMIC);
 }
 
 int rxe_rs_skb_linearize(struct sk_buff *skb)

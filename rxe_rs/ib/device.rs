@@ -191,6 +191,10 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> (QpAttrs, QpCap);
     /// `destroy_qp`; on success the data is dropped after it.
     fn destroy_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// `attach_mcast` of a UD QP to the multicast GID `mgid` (ib_core checked both).
+    fn attach_mcast(dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result;
+    /// `detach_mcast`.
+    fn detach_mcast(dev: &Device<Self>, qp: &Self::Qp, mgid: &[u8; 16]) -> Result;
 
     /// `create_ah` / `create_user_ah`. May be called in atomic context (no
     /// `RDMA_CREATE_AH_SLEEPABLE`): must not sleep or allocate with `GFP_KERNEL`.
@@ -610,6 +614,8 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         modify_qp: Some(super::qp::modify_qp::<T>),
         query_qp: Some(super::qp::query_qp::<T>),
         destroy_qp: Some(super::qp::destroy_qp::<T>),
+        attach_mcast: Some(super::qp::attach_mcast::<T>),
+        detach_mcast: Some(super::qp::detach_mcast::<T>),
         size_ib_qp: size_of::<Object<ffi::ib_qp, T::Qp>>(),
         create_ah: Some(create_ah::<T>),
         create_user_ah: Some(create_ah::<T>),

@@ -97,6 +97,19 @@ impl NetDev {
         }
     }
 
+    /// Adds `mac` to the device's multicast filter (`dev_mc_add`; reference counted per
+    /// address). Process context: the caller holds no spinlock.
+    pub(crate) fn mc_add(&self, mac: &[u8; 6]) -> Result {
+        // SAFETY: `self.0` is valid; `mac` is `ETH_ALEN` bytes, copied by the callee.
+        kernel::error::to_result(unsafe { ffi::rxe_rs_dev_mc_add(self.0.get(), mac.as_ptr()) })
+    }
+
+    /// Drops one reference to `mac` in the device's multicast filter (`dev_mc_del`).
+    pub(crate) fn mc_del(&self, mac: &[u8; 6]) -> Result {
+        // SAFETY: `self.0` is valid; `mac` is `ETH_ALEN` bytes.
+        kernel::error::to_result(unsafe { ffi::rxe_rs_dev_mc_del(self.0.get(), mac.as_ptr()) })
+    }
+
     /// Whether it is a VLAN device.
     pub(crate) fn is_vlan(&self) -> bool {
         // SAFETY: `self.0` is valid.

@@ -308,6 +308,35 @@ pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
     })
 }
 
+pub(super) unsafe extern "C" fn attach_mcast<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    gid: *mut ffi::ib_gid,
+    _lid: u16,
+) -> kernel::ffi::c_int {
+    // SAFETY: `create_qp` succeeded for this QP and it is not being destroyed (ib_core); `gid`
+    // is a valid `union ib_gid`, 16 raw bytes, for the call. The MLID means nothing on RoCE.
+    from_result(|| unsafe {
+        let obj = ibqp.cast::<QpObject<T>>();
+        let mgid = gid.cast::<[u8; 16]>().read();
+        T::attach_mcast(Device::<T>::from_raw((*ibqp).device), &(*obj).data, &mgid)?;
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn detach_mcast<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    gid: *mut ffi::ib_gid,
+    _lid: u16,
+) -> kernel::ffi::c_int {
+    // SAFETY: as `attach_mcast`.
+    from_result(|| unsafe {
+        let obj = ibqp.cast::<QpObject<T>>();
+        let mgid = gid.cast::<[u8; 16]>().read();
+        T::detach_mcast(Device::<T>::from_raw((*ibqp).device), &(*obj).data, &mgid)?;
+        Ok(0)
+    })
+}
+
 /// A kernel ULP's send work request (`struct ib_send_wr` and its `ib_ud_wr`, `ib_rdma_wr`,
 /// `ib_atomic_wr` containers), as plain values.
 pub(crate) struct KernelSendWr<'a, T: DeviceOps> {

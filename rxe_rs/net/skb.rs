@@ -102,6 +102,13 @@ impl SkBuff {
         unsafe { ffi::rxe_rs_skb_loopback(self.0.as_ptr()) };
     }
 
+    /// A private copy of the packet (`skb_copy`, atomic): headers, offsets and device as this
+    /// one's, its own data (so the copy, unlike an `skb_clone`, may be written).
+    pub(crate) fn copy(&self) -> Option<Self> {
+        // SAFETY: we own the skb; `skb_copy` only reads it and returns a new one (or NULL).
+        NonNull::new(unsafe { ffi::rxe_rs_skb_copy(self.0.as_ptr()) }).map(Self)
+    }
+
     /// Makes a received packet linear (`skb_linearize`).
     pub(crate) fn linearize(&mut self) -> Result {
         // SAFETY: we own the skb.

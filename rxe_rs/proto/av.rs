@@ -84,3 +84,21 @@ impl AddressVector {
         }
     }
 }
+
+/// `rdma_is_multicast_addr`: an IPv6 multicast GID (`ff00::/8`), or a v4-mapped GID of an IPv4
+/// multicast address (`::ffff:224.0.0.0/100`).
+pub fn is_multicast_gid(gid: &[u8; 16]) -> bool {
+    gid[0] == 0xff || matches!(GidIp::from_gid(*gid), GidIp::V4(a) if a[0] & 0xf0 == 0xe0)
+}
+
+/// The Ethernet multicast address a NIC must accept for packets to the multicast GID `mgid`:
+/// `ip_eth_mc_map` (`01:00:5e` and the low 23 bits) for a v4-mapped GID, else
+/// `ipv6_eth_mc_map` (`33:33` and the last 4 bytes). The C driver's `rxe_mcast_add` uses the
+/// IPv6 mapping for both, so for an IPv4 group it adds an address no IPv4 multicast frame carries
+/// (rdma_cm's IGMP join adds the right one).
+pub fn multicast_mac(mgid: &[u8; 16]) -> [u8; 6] {
+    match GidIp::from_gid(*mgid) {
+        GidIp::V4(a) => [0x01, 0x00, 0x5e, a[1] & 0x7f, a[2], a[3]],
+        GidIp::V6(a) => [0x33, 0x33, a[12], a[13], a[14], a[15]],
+    }
+}

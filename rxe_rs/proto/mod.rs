@@ -63,6 +63,7 @@ pub mod av;
 pub mod hdr;
 pub mod icrc;
 pub mod index;
+pub mod mcast;
 pub mod mw;
 pub mod opcode;
 pub mod packet;

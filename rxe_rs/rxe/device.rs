@@ -25,6 +25,7 @@ use crate::proto::{
 use crate::rxe::{
     ah::RxeAh,
     cq::RxeCq,
+    mcast::{McastGroups, Mgid},
     mr::{MrShared, MwShared, RxeMr, RxeMw},
     pool::IndexPool,
     qp::{QpShared, RxeQp},
@@ -67,6 +68,8 @@ pub(crate) struct RxeDev {
     mrs_by_key: Pin<KBox<Table<MrShared>>>,
     mws_by_key: Pin<KBox<Table<MwShared>>>,
     ahs: Pin<KBox<Table<AddressVector>>>,
+    /// Multicast groups by GID (`mcg_tree`).
+    mcast: Pin<KBox<McastGroups>>,
     /// The net device, held while the device exists: the data path sends on it from softirq
     /// context, where ib_core's `ib_device_get_netdev` may not be called (its lock is taken
     /// with softirqs enabled; the debug kernel's lockdep proved the inversion).
@@ -98,6 +101,7 @@ impl RxeDev {
             mrs_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             mws_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             ahs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            mcast: KBox::pin_init(McastGroups::new(netdev), GFP_KERNEL)?,
             netdev: NetDevRef::hold(netdev),
         })
     }
@@ -109,6 +113,10 @@ impl RxeDev {
 
     pub(crate) fn qps_table(&self) -> &Table<QpShared> {
         &self.qps
+    }
+
+    pub(crate) fn mcast(&self) -> &McastGroups {
+        &self.mcast
     }
 
     pub(crate) fn mrs_table(&self) -> &Table<MrShared> {
@@ -634,9 +642,20 @@ impl DeviceOps for RxeDev {
     }
 
     fn destroy_qp(dev: &Device<Self>, qp: &RxeQp) -> Result {
-        // No multicast attach exists yet (the C driver refuses with EBUSY while attached).
+        // IBA o10-2.2.3: not while attached to a multicast group (`rxe_qp_chk_destroy`).
+        if qp.shared().mcast_attached.load(Relaxed) != 0 {
+            return Err(EBUSY);
+        }
         qp.destroy(dev);
         Ok(())
+    }
+
+    fn attach_mcast(dev: &Device<Self>, qp: &RxeQp, mgid: &Mgid) -> Result {
+        dev.data().mcast().attach(qp.shared(), mgid)
+    }
+
+    fn detach_mcast(dev: &Device<Self>, qp: &RxeQp, mgid: &Mgid) -> Result {
+        dev.data().mcast().detach(qp.shared(), mgid)
     }
 }
 

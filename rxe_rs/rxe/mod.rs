@@ -9,6 +9,7 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod engine;
 pub(crate) mod local;
+pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod pool;
 pub(crate) mod qp;

@@ -113,6 +113,9 @@ pub(crate) struct QpShared {
     /// Serialises kernel ULPs posting to the send and receive queues (any context).
     #[pin]
     post_lock: SpinLockIrq<()>,
+    /// The multicast groups the QP is attached to (`qp->mcg_num`), changed under the device's
+    /// multicast mutex.
+    pub(crate) mcast_attached: AtomicU32,
 }
 
 kernel::impl_has_work! {
@@ -252,6 +255,7 @@ impl RxeQp {
                 cap,
                 sq_sig_all,
                 post_lock <- new_spinlock_irq!(()),
+                mcast_attached: AtomicU32::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -491,6 +495,11 @@ impl RxeQp {
 
     /// `rxe_destroy_qp`: out of the QP table, the engine drained and its timers stopped, the
     /// GSI number given back (the C driver never does: a second GSI QP could never be made).
+    /// What the data path and the multicast groups see of the QP.
+    pub(crate) fn shared(&self) -> &QpShared {
+        &self.shared
+    }
+
     pub(crate) fn destroy(&self, dev: &Device<RxeDev>) {
         drop(dev.data().qps_table().remove(self.shared.qpn));
         self.shared.drain();

@@ -8,11 +8,13 @@
 
 use super::{
     device::{Counter, RxeDev},
+    mcast::Mgid,
     qp::QpShared,
 };
 use crate::ib::device::{Device, DeviceRef};
 use crate::net::{skb::SkBuff, tunnel::PacketReceiver};
 use crate::proto::{
+    av::is_multicast_gid,
     hdr::{DEFAULT_PKEY, QPN_MASK},
     icrc::{self, IpHeader, UDP_HDR_LEN},
     opcode::{Mask, Transport},
@@ -40,8 +42,26 @@ impl PacketReceiver for RxeReceiver {
     }
 }
 
-/// What the checks found: the destination QP, and whether the packet is a request.
-fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Arc<QpShared>, bool)> {
+/// Where a checked packet goes.
+enum Dest {
+    /// The QP its BTH names.
+    Qp(Arc<QpShared>),
+    /// Every QP of the multicast group of this GID (BTH QPN `0xFFFFFF`, `IB_MULTICAST_QPN`).
+    Multicast(Mgid),
+}
+
+/// Whether `qp` takes packets of `transport` (`check_type_state`).
+fn accepts(qp: &QpShared, transport: Transport) -> bool {
+    match qp.qp_type {
+        QpType::Rc => transport == Transport::Rc,
+        QpType::Uc => transport == Transport::Uc,
+        QpType::Ud | QpType::Gsi => transport == Transport::Ud,
+        QpType::Smi => false,
+    }
+}
+
+/// What the checks found: the destination, the packet's transport, and whether it is a request.
+fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Dest, Transport, bool)> {
     let data = skb.data();
     let (udp, rest) = data.split_first_chunk::<UDP_HDR_LEN>()?;
     let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
@@ -50,38 +70,78 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Arc<QpShared>, bool)> {
     icrc::verify(ip, udp, payload).ok()?;
     let pkt = Packet::parse(payload).ok()?;
     let bth = pkt.bth();
-    if bth.qpn == QPN_MASK {
-        // Multicast: not implemented yet.
-        return None;
-    }
     if bth.pkey != DEFAULT_PKEY {
         return None;
     }
-    let qp = dev.data().qp(bth.qpn)?;
     // The opcode's transport must be the QP's (`check_type_state`).
     let transport = pkt.info().transport()?;
-    let ok = match qp.qp_type {
-        QpType::Rc => transport == Transport::Rc,
-        QpType::Uc => transport == Transport::Uc,
-        QpType::Ud | QpType::Gsi => transport == Transport::Ud,
-        QpType::Smi => false,
-    };
-    if !ok {
+    let is_request = pkt.info().mask.contains(Mask::REQ);
+    if bth.qpn == QPN_MASK {
+        // `rxe_rcv_mcast_pkt`: the group is the one of the destination IP address, as a GID.
+        let mgid = match ip {
+            IpHeader::V4(h) => {
+                let mut gid = [0u8; 16];
+                gid[10] = 0xff;
+                gid[11] = 0xff;
+                gid[12..].copy_from_slice(&h[16..20]);
+                gid
+            }
+            IpHeader::V6(h) => {
+                let mut gid = [0u8; 16];
+                gid.copy_from_slice(&h[24..40]);
+                gid
+            }
+        };
+        return is_multicast_gid(&mgid).then_some((Dest::Multicast(mgid), transport, is_request));
+    }
+    let qp = dev.data().qp(bth.qpn)?;
+    if !accepts(&qp, transport) {
         return None;
     }
-    let is_request = pkt.info().mask.contains(Mask::REQ);
-    Some((qp, is_request))
+    Some((Dest::Qp(qp), transport, is_request))
 }
 
 /// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`).
 pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff) {
-    let Some((qp, is_request)) = check(dev, &skb) else {
+    let Some((dest, transport, is_request)) = check(dev, &skb) else {
         return;
     };
     dev.data().count(Counter::RcvdPkts);
     // As the C driver: the whole IP packet, as `sent_bytes` counts it on the other side.
     dev.data()
         .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.data().len());
+    match dest {
+        Dest::Qp(qp) => deliver(&qp, is_request, skb),
+        Dest::Multicast(mgid) => {
+            // Dropped if no group has the address.
+            let Some(members) = dev.data().mcast().members(&mgid) else {
+                return;
+            };
+            // Every QP of the group that takes the packet gets it: a copy for all but the last,
+            // which gets this one. A QP that cannot take it is skipped (unreliable datagrams).
+            let mut prev: Option<Arc<QpShared>> = None;
+            for &qpn in members.qpns() {
+                let Some(qp) = dev.data().qp(qpn) else {
+                    continue;
+                };
+                if !accepts(&qp, transport) {
+                    continue;
+                }
+                if let Some(p) = prev.replace(qp) {
+                    if let Some(copy) = skb.copy() {
+                        deliver(&p, is_request, copy);
+                    }
+                }
+            }
+            if let Some(last) = prev {
+                deliver(&last, is_request, skb);
+            }
+        }
+    }
+}
+
+/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task.
+fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff) {
     let queue = if is_request {
         &qp.req_pkts
     } else {

@@ -29,6 +29,8 @@ port=18600 # TCP port of the pingpongs' out-of-band exchange: a new one per case
 iters() { local n=$((BYTES_PER_CASE / $1)); echo $((n < ITERS ? n : ITERS)); }
 # cm_listening COMM: an rdma_cm id of process COMM listens.
 cm_listening() { rdma res show cm_id | grep -q "state LISTEN .*comm $1"; }
+# cm_exists COMM: process COMM has an rdma_cm id (mckey's receiver has bound and is joining).
+cm_exists() { rdma res show cm_id | grep -q "comm $1"; }
 
 # pingpong PROG ARGS…: one ibv_*_pingpong case, server on $sdev (in $ns), client on $cdev.
 pingpong() {
@@ -40,9 +42,9 @@ pingpong() {
 		"$prog" -d "$cdev" -g "$cgid" -p "$port" -c "$@" "$addr"
 }
 
-# matrix TOPO SERVER_DEV CLIENT_DEV SERVER_ADDR [NETNS]: every case over one topology.
+# matrix TOPO SERVER_DEV CLIENT_DEV SERVER_ADDR CLIENT_ADDR [NETNS]: every case over one topology.
 matrix() {
-	local topo=$1 sdev=$2 cdev=$3 addr=$4 ns=${5:-} sx=() sgid cgid mtu size prog active
+	local topo=$1 sdev=$2 cdev=$3 addr=$4 caddr=$5 ns=${6:-} sx=() sgid cgid mtu size prog active
 	[ -z "$ns" ] || sx=(ip netns exec "$ns")
 	# Shared rdma netns mode: every rxe device is visible here, wherever its netdev is.
 	sgid=$(gid_ipv4 "$sdev") cgid=$(gid_ipv4 "$cdev")
@@ -68,11 +70,16 @@ matrix() {
 		"${sx[@]}" ucmatose -b "$addr" -C "$CM_COUNT" -S 4096 -- ucmatose -s "$addr" -C "$CM_COUNT" -S 4096
 	check "$topo udaddy -C $CM_COUNT" serve "$CASE_TIMEOUT" "cm_listening udaddy" \
 		"${sx[@]}" udaddy -b "$addr" -C "$CM_COUNT" -- udaddy -s "$addr" -C "$CM_COUNT"
+	# Multicast (UD to QPN 0xFFFFFF): the receiver joins 239.1.1.1 on the server side and
+	# waits for the sender's 10 messages; the sender (a member too) starts a second later.
+	check "$topo mckey -m 239.1.1.1 (multicast)" serve "$CASE_TIMEOUT" "cm_exists mckey" \
+		"${sx[@]}" mckey -m 239.1.1.1 -b "$addr" -- \
+		sh -c "sleep 1; exec mckey -m 239.1.1.1 -b $caddr -s"
 }
 
 echo "traffic.sh $mode, driver ${DRIVER:-?}: sizes $SIZES, path MTUs $MTUS, at most $ITERS exchanges per case"
 check "rdma link add rxe0 type rxe netdev eth0" rdma link add rxe0 type rxe netdev eth0
-matrix loopback rxe0 rxe0 "${IP:-10.0.2.15}"
+matrix loopback rxe0 rxe0 "${IP:-10.0.2.15}" "${IP:-10.0.2.15}"
 check "rdma link del rxe0" rdma link del rxe0
 
 check "netns rxens + veth0/veth1 (MTU 9000)" sh -ec '
@@ -85,7 +92,7 @@ check "netns rxens + veth0/veth1 (MTU 9000)" sh -ec '
 	rdma link add rxev0 type rxe netdev veth0
 	ip netns exec rxens rdma link add rxev1 type rxe netdev veth1
 	ping -c 1 -W 5 10.10.0.2'
-matrix netns rxev1 rxev0 10.10.0.2 rxens
+matrix netns rxev1 rxev0 10.10.0.2 10.10.0.1 rxens
 check "rdma link del rxev0, rxev1; netns and veth removed" sh -ec '
 	rdma link del rxev0; ip netns exec rxens rdma link del rxev1
 	ip link del veth0; ip netns del rxens'

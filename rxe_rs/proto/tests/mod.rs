@@ -8,6 +8,7 @@ mod fuzz;
 mod hdr;
 mod icrc;
 mod index;
+mod mcast;
 mod mw;
 mod opcode;
 mod params;
