@@ -313,14 +313,8 @@ pub(super) unsafe extern "C" fn attach_mcast<T: DeviceOps>(
     gid: *mut ffi::ib_gid,
     _lid: u16,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `create_qp` succeeded for this QP and it is not being destroyed (ib_core); `gid`
-    // is a valid `union ib_gid`, 16 raw bytes, for the call. The MLID means nothing on RoCE.
-    from_result(|| unsafe {
-        let obj = ibqp.cast::<QpObject<T>>();
-        let mgid = gid.cast::<[u8; 16]>().read();
-        T::attach_mcast(Device::<T>::from_raw((*ibqp).device), &(*obj).data, &mgid)?;
-        Ok(0)
-    })
+    // SAFETY: ib_core's contract for `attach_mcast`, as `mcast_op` requires.
+    unsafe { mcast_op::<T>(ibqp, gid, T::attach_mcast) }
 }
 
 pub(super) unsafe extern "C" fn detach_mcast<T: DeviceOps>(
@@ -328,11 +322,26 @@ pub(super) unsafe extern "C" fn detach_mcast<T: DeviceOps>(
     gid: *mut ffi::ib_gid,
     _lid: u16,
 ) -> kernel::ffi::c_int {
-    // SAFETY: as `attach_mcast`.
+    // SAFETY: ib_core's contract for `detach_mcast`, as `mcast_op` requires.
+    unsafe { mcast_op::<T>(ibqp, gid, T::detach_mcast) }
+}
+
+/// `attach_mcast` / `detach_mcast`: `op` on the QP and the MGID (the MLID means nothing on RoCE).
+///
+/// # Safety
+///
+/// `create_qp` succeeded for `ibqp` and it is not being destroyed (ib_core); `gid` is a valid
+/// `union ib_gid`, 16 raw bytes, for the call.
+unsafe fn mcast_op<T: DeviceOps>(
+    ibqp: *mut ffi::ib_qp,
+    gid: *mut ffi::ib_gid,
+    op: fn(&Device<T>, &T::Qp, &[u8; 16]) -> Result,
+) -> kernel::ffi::c_int {
+    // SAFETY: the caller's contract above.
     from_result(|| unsafe {
         let obj = ibqp.cast::<QpObject<T>>();
         let mgid = gid.cast::<[u8; 16]>().read();
-        T::detach_mcast(Device::<T>::from_raw((*ibqp).device), &(*obj).data, &mgid)?;
+        op(Device::<T>::from_raw((*ibqp).device), &(*obj).data, &mgid)?;
         Ok(0)
     })
 }
