@@ -76,6 +76,8 @@ unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len);
 unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len);
 struct net_device *rxe_rs_skb_dev(struct sk_buff *skb);
 void rxe_rs_consume_skb(struct sk_buff *skb);
+void rxe_rs_skb_set_tx_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
+void *rxe_rs_skb_tx_destructor_arg(struct sk_buff *skb);
 void rxe_rs_skb_queue_init(struct sk_buff_head *q);
 void rxe_rs_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q);

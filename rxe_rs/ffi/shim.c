@@ -330,6 +330,24 @@ void rxe_rs_skb_loopback(struct sk_buff *skb)
 							 sizeof(struct ipv6hdr));
 }
 
+/*
+ * rxe_send's skb->destructor without a per-QP socket: the sender's pointer rides in
+ * skb_shinfo(skb)->destructor_arg, which only zero-copy skbs (SKBFL_ZEROCOPY_ENABLE, never set
+ * on the packets we allocate) use. The destructor runs when the stack frees or orphans the
+ * packet (the receiving IP layer orphans it), so it counts packets still in queues.
+ */
+void rxe_rs_skb_set_tx_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg)
+{
+	WARN_ON_ONCE(skb->destructor || skb_zcopy(skb));
+	skb_shinfo(skb)->destructor_arg = arg;
+	skb->destructor = dtor;
+}
+
+void *rxe_rs_skb_tx_destructor_arg(struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->destructor_arg;
+}
+
 /* A private copy of a received packet, headers and offsets included (multicast fan-out). */
 struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb)
 {

@@ -6,13 +6,22 @@
 use crate::ffi;
 use crate::ib::netdev::NetDev;
 use core::ptr::NonNull;
-use kernel::{prelude::*, types::Opaque};
+use kernel::{prelude::*, sync::Arc, types::Opaque};
 
 /// A socket buffer we own; freed (as dropped, not consumed) unless handed on.
 pub(crate) struct SkBuff(NonNull<ffi::sk_buff>);
 
 // SAFETY: an owned skb may move between contexts; nothing else references it.
 unsafe impl Send for SkBuff {}
+
+/// The sender of a packet, told when the stack lets go of it (`rxe_skb_tx_dtor`): freed,
+/// dropped, or orphaned by the receiving IP layer; so it learns how many of its packets still
+/// sit in queues between it and the peer.
+pub(crate) trait TxOwner: Send + Sync + Sized {
+    /// One packet given to [`SkBuff::set_tx_owner`] left the stack's hands (softirq or process
+    /// context, never hard irq).
+    fn tx_released(this: Arc<Self>);
+}
 
 /// Where a transmitted packet goes: the addresses and fields of its IP and UDP headers.
 pub(crate) struct Route<'a> {
@@ -96,6 +105,16 @@ impl SkBuff {
         kernel::error::to_result(unsafe { ffi::rxe_rs_skb_xmit(self.into_raw()) })
     }
 
+    /// Makes `owner` the packet's sender: it holds a reference until the stack lets go of the
+    /// packet, then [`TxOwner::tx_released`] runs (as C's `rxe_send` with its per-QP socket).
+    pub(crate) fn set_tx_owner<T: TxOwner>(&mut self, owner: Arc<T>) {
+        let arg = Arc::into_raw(owner).cast_mut().cast::<core::ffi::c_void>();
+        // SAFETY: we own the skb, which we allocated: it has no destructor and no zero-copy
+        // state, so `destructor_arg` is free. `tx_release::<T>` turns `arg` back into the
+        // `Arc<T>` exactly once, when the stack calls the destructor.
+        unsafe { ffi::rxe_rs_skb_set_tx_destructor(self.0.as_ptr(), Some(tx_release::<T>), arg) };
+    }
+
     /// Turns a prepared packet into a received one, `data()` at the UDP header (`rxe_loopback`).
     pub(crate) fn loopback(&mut self) {
         // SAFETY: the skb is prepared, so its IP header is there to pull.
@@ -139,6 +158,18 @@ impl SkBuff {
         // SAFETY: we own the skb.
         unsafe { ffi::rxe_rs_consume_skb(self.into_raw()) };
     }
+}
+
+/// The destructor [`SkBuff::set_tx_owner`] installs.
+///
+/// # Safety
+///
+/// Called by the stack, once, for an skb whose `destructor_arg` came from `Arc::<T>::into_raw`.
+unsafe extern "C" fn tx_release<T: TxOwner>(skb: *mut ffi::sk_buff) {
+    // SAFETY: per the function's contract, the argument is an `Arc<T>` given up by
+    // `set_tx_owner`, reclaimed here exactly once.
+    let owner = unsafe { Arc::from_raw(ffi::rxe_rs_skb_tx_destructor_arg(skb).cast::<T>()) };
+    T::tx_released(owner);
 }
 
 impl Drop for SkBuff {

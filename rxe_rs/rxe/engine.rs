@@ -16,7 +16,7 @@
 use super::{
     comp::CompState,
     device::{Counter, RxeDev},
-    qp::{QpShared, RETRANSMIT_TIMER},
+    qp::{QpShared, RETRANSMIT_TIMER, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
     req::{ReqState, SendQueue},
     resp::RespState,
@@ -26,7 +26,7 @@ use crate::ib::{
     qp::QpAttrs,
     timer::TimerOwner,
 };
-use crate::net::skb::{Route, SkBuff};
+use crate::net::skb::{Route, SkBuff, TxOwner};
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
     hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
@@ -37,6 +37,7 @@ use crate::proto::{
     queue::Geometry,
     task::{Drain, Finish, Request},
 };
+use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
     sync::{rcu, Arc, ArcBorrow},
@@ -227,17 +228,20 @@ impl QpShared {
     }
 
     /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
-    pub(crate) fn transmit(&self, packets: &mut Outbox) {
+    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it.
+    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox) {
         for pkt in packets.drain() {
             let rxe = self.dev.data();
             rxe.count(Counter::SentPkts);
             // As the C driver: the packet with its IP and UDP headers.
             rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
+            let mut skb = pkt.skb;
+            self.skbs_out.fetch_add(1, Ordering::SeqCst);
+            skb.set_tx_owner(self.clone());
             if pkt.loopback {
-                let mut skb = pkt.skb;
                 skb.loopback();
                 recv::receive_on(&self.dev, skb);
-            } else if pkt.skb.xmit().is_err() {
+            } else if skb.xmit().is_err() {
                 rxe.count(Counter::SendErr);
             }
         }
@@ -318,7 +322,7 @@ impl QpShared {
         if eng.state() != QpState::Err {
             eng.attrs.qp_state = QpState::Err as u32;
             self.state_mirror
-                .store(QpState::Err as u32, core::sync::atomic::Ordering::Relaxed);
+                .store(QpState::Err as u32, Ordering::Relaxed);
             if let Some(ev) = event {
                 self.handle.event(ev);
             }
@@ -385,6 +389,29 @@ impl WorkItem for QpShared {
         if this.task.start_queued() {
             this.run();
         }
+    }
+}
+
+impl TxOwner for QpShared {
+    fn tx_released(this: Arc<Self>) {
+        let out = this.skbs_out.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+        // Pairs with `may_send`: it sets `need_skb` before it looks at the count again.
+        if out < SKBS_OUT_LOW && this.need_skb.swap(false, Ordering::SeqCst) {
+            this.kick_deferred();
+        }
+    }
+}
+
+impl QpShared {
+    /// Whether the requester may hand the stack another packet (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`).
+    /// If not, the release that brings the count under [`SKBS_OUT_LOW`] runs the task again.
+    pub(crate) fn may_send(&self) -> bool {
+        if self.skbs_out.load(Ordering::SeqCst) <= SKBS_OUT_HIGH {
+            return true;
+        }
+        self.need_skb.store(true, Ordering::SeqCst);
+        // Every release before the store above is seen here; every one after sees the flag.
+        self.skbs_out.load(Ordering::SeqCst) <= SKBS_OUT_HIGH
     }
 }
 

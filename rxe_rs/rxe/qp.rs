@@ -29,7 +29,7 @@ use crate::proto::{
     task::TaskState,
     wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail},
 };
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     new_spinlock, new_spinlock_irq, new_work,
     prelude::*,
@@ -116,7 +116,21 @@ pub(crate) struct QpShared {
     /// The multicast groups the QP is attached to (`qp->mcg_num`), changed under the device's
     /// multicast mutex.
     pub(crate) mcast_attached: AtomicU32,
+    /// Packets of this QP the stack still holds (`qp->skb_out`): queued in a qdisc or a
+    /// backlog, or looped back and not yet consumed.
+    pub(crate) skbs_out: AtomicU32,
+    /// The requester stopped at [`SKBS_OUT_HIGH`] and waits for a release to wake it
+    /// (`qp->need_req_skb`).
+    pub(crate) need_skb: AtomicBool,
 }
+
+/// Packets in the stack above which the requester stops (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`): a
+/// 1 MiB UC message at MTU 256 is 4,096 packets, which would overflow a veth's input backlog
+/// (`netdev_max_backlog`, 1,000) and lose the message.
+pub(crate) const SKBS_OUT_HIGH: u32 = 64;
+/// Packets in the stack below which a stopped requester runs again
+/// (`RXE_INFLIGHT_SKBS_PER_QP_LOW`).
+pub(crate) const SKBS_OUT_LOW: u32 = 16;
 
 kernel::impl_has_work! {
     impl HasWork<QpShared> for QpShared { self.work }
@@ -256,6 +270,8 @@ impl RxeQp {
                 sq_sig_all,
                 post_lock <- new_spinlock_irq!(()),
                 mcast_attached: AtomicU32::new(0),
+                skbs_out: AtomicU32::new(0),
+                need_skb: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )?;

@@ -199,6 +199,10 @@ impl QpShared {
         if rc && psn_diff(eng.req.psn, psn_add(eng.comp.psn, MAX_UNACKED_PSNS)) > 0 {
             return false;
         }
+        // Packets still in the stack (any QP type: UC and UD have no window).
+        if !self.may_send() {
+            return false;
+        }
         let mtu = eng.mtu(self.dev.data());
         let fits = info.dma.resid <= mtu;
         let Some(opcode) = next_opcode(self.qp_type, wqe.opcode, eng.req.opcode, fits) else {

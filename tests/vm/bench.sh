@@ -12,8 +12,8 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per perftest run (server and client 
 BW_ITERS=${BW_ITERS:-5000}        # ib_*_bw at BW_SIZE: 5000 x 64 KiB = 312 MiB each
 LAT_ITERS=${LAT_ITERS:-5000}      # ib_*_lat at LAT_SIZE
 BW_SIZE=65536 LAT_SIZE=2
-TESTS="ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat"
-DRIVERS="c rs"
+TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat}
+DRIVERS=${DRIVERS:-c rs}
 port=18700 # perftest's TCP port: a new one per run (perf runs in a subshell: counted by the caller)
 declare -A result
 
@@ -39,7 +39,11 @@ for drv in $DRIVERS; do
 		for t in $TESTS; do
 			port=$((port + 1))
 			v=$(perf "$t")
-			if [ -n "$v" ]; then result[$drv,$t]=$v; echo "$t: $v"
+			# The whole result line too (latency: min, max, typical, average, stdev, 99 %, 99.9 %).
+			if [ -n "$v" ]; then
+				result[$drv,$t]=$v
+				echo "$t: $v"
+				grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' "/tmp/$t.out" | tail -n 2 | sed 's/^/    | /'
 			else result[$drv,$t]=FAIL; echo "$t: FAIL"; sed 's/^/    | /' "/tmp/$t.out" | tail -n 15; fi
 		done
 		rdma link del rxe0 || echo "rdma link del rxe0 failed"
