@@ -326,8 +326,8 @@ impl QpShared {
                 WrMask::NONE,
             ),
         };
-        if status != IB_WC_SUCCESS || flags & IB_SEND_SIGNALED != 0 || self.sq_sig_all {
-            let wc = UverbsWc {
+        let wc = (status != IB_WC_SUCCESS || flags & IB_SEND_SIGNALED != 0 || self.sq_sig_all)
+            .then(|| UverbsWc {
                 wr_id,
                 status,
                 opcode: wr_to_wc_opcode(opcode).unwrap_or(0),
@@ -339,11 +339,7 @@ impl QpShared {
                 qp_num: self.qpn,
                 port_num: 1,
                 ..Default::default()
-            };
-            if self.scq.post(&wc, false).is_err() {
-                self.to_error(eng, Some(IbEvent::QpFatal));
-            }
-        }
+            });
         if info.rd_atomic_credit {
             eng.req.rd_atomic += 1;
         }
@@ -370,8 +366,15 @@ impl QpShared {
                 eng.req.psn = psn_add(info.last_psn, 1);
             }
         }
+        // The slot is free before the CQE says so (as C): a user that posts on seeing the
+        // completion of a full send queue's WQE must find room.
         eng.comp.consumer = g.next_index(head);
         self.sq.publish_consumer(eng.comp.consumer);
+        if let Some(wc) = wc {
+            if self.scq.post(&wc, false).is_err() {
+                self.to_error(eng, Some(IbEvent::QpFatal));
+            }
+        }
         // Progress: a fresh retry budget (C resets on every ACK).
         eng.comp.retry_cnt = eng.attrs.retry_cnt;
         eng.comp.rnr_retry = eng.attrs.rnr_retry;

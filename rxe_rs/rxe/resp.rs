@@ -830,14 +830,15 @@ impl QpShared {
     /// Posts a receive CQE and frees the WQE it completes.
     fn post_recv_cqe(&self, eng: &mut Engine, wc: &UverbsWc, solicited: bool, net_type: u8) {
         let from_rq = eng.resp.recv.take().is_some_and(|r| r.from_rq);
-        if self.rcq.post_ext(wc, solicited, net_type).is_err() {
-            self.to_error(eng, Some(IbEvent::QpFatal));
-        }
+        // The slot is free before the CQE says so (as C's `do_complete`).
         if from_rq {
             if let Some(rq) = &self.rq {
                 eng.resp.rq_consumer = rq.geometry().next_index(eng.resp.rq_consumer);
                 rq.publish_consumer(eng.resp.rq_consumer);
             }
+        }
+        if self.rcq.post_ext(wc, solicited, net_type).is_err() {
+            self.to_error(eng, Some(IbEvent::QpFatal));
         }
     }
 
@@ -870,9 +871,9 @@ impl QpShared {
                 port_num: 1,
                 ..Default::default()
             };
-            let _ = self.rcq.post(&wc, false);
             eng.resp.rq_consumer = g.next_index(eng.resp.rq_consumer);
             rq.publish_consumer(eng.resp.rq_consumer);
+            let _ = self.rcq.post(&wc, false);
             progress = true;
         }
         progress
