@@ -65,7 +65,7 @@ pub enum UcPsn {
 /// C `check_psn`, UC: UC has no retries, so a gap drops the rest of the message and the
 /// responder resynchronises at the next FIRST or ONLY packet (`start`). Unlike C, which leaves
 /// `resp.opcode` as it was, the restart forgets the message in progress, so the new message's
-/// first packet passes [`check_op_seq`] (C drops it as "missing last" and the message after).
+/// first packet passes [`check_op_seq`] (C drops it as "missing last", class D1E).
 pub const fn check_psn_uc(psn: u32, expected: u32, drop_msg: bool, start: bool) -> UcPsn {
     if psn == expected && !drop_msg {
         UcPsn::InSequence
