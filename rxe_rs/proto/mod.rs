@@ -60,6 +60,7 @@ macro_rules! bit_mask_ops {
 }
 
 pub mod av;
+pub mod comp;
 pub mod hdr;
 pub mod icrc;
 pub mod index;
@@ -71,6 +72,7 @@ pub mod params;
 pub mod psn;
 pub mod qp_state;
 pub mod queue;
+pub mod resp;
 pub mod task;
 pub mod wqe;
 

@@ -12,16 +12,15 @@ use super::{
 };
 use crate::ib::handles::IbEvent;
 use crate::proto::{
-    hdr::{Aeth, Atmack, NakCode, Syndrome},
-    opcode::{self, Mask},
+    comp::{self as decide, Check, Resend, RewindStep},
+    hdr::{Aeth, Atmack},
     packet::Packet,
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
     wqe::{
         self, wr_to_wc_opcode, UverbsWc, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR,
-        IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WC_RETRY_EXC_ERR,
-        IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
+        IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{sync::rcu, sync::Arc};
@@ -84,7 +83,7 @@ impl QpShared {
             self.handle_response(eng, rcu, skb.data());
             skb.consume();
             // Progress restarts the retransmit timer while packets are outstanding.
-            if eng.comp.psn != before && psn_diff(eng.req.psn, eng.comp.psn) > 0 {
+            if eng.comp.psn != before && decide::outstanding(eng.req.psn, eng.comp.psn) {
                 eng.comp.timeout = false;
                 self.arm_retransmit(eng.attrs.timeout);
             }
@@ -116,7 +115,7 @@ impl QpShared {
                 eng.comp.timeout = false;
                 // Timeouts may be stale (the timer is pushed on, not stopped): retry only with
                 // packets outstanding.
-                if psn_diff(eng.req.psn, eng.comp.psn) > 0 {
+                if decide::outstanding(eng.req.psn, eng.comp.psn) {
                     self.retry(eng, true)
                 } else {
                     false
@@ -171,6 +170,7 @@ impl QpShared {
     }
 
     /// `check_psn` + `check_ack` + `do_read` / `do_atomic`: what `pkt` does to the oldest WQE.
+    /// The decision is [`decide::check_response`]'s; this carries it out.
     fn check_response(&self, eng: &mut Engine, rcu: &rcu::Guard, pkt: &Packet<'_>) -> Outcome {
         if !self.sq_has_wqes(eng) {
             return Outcome::Drop;
@@ -180,130 +180,94 @@ impl QpShared {
         let Some(wqe) = info.wqe else {
             return Outcome::Drop;
         };
-        // A local operation done: complete it, the response is for a later WQE.
-        if info.state == WqeState::Done {
-            return Outcome::CompleteAndRetry;
-        }
-        if !matches!(info.state, WqeState::Pending | WqeState::Processing) {
-            return Outcome::Drop;
-        }
-        let psn = pkt.bth().psn;
-        let op = pkt.bth().opcode;
-        let mask = pkt.info().mask;
-        // A response past this WQE acknowledges it (unless it is a read or atomic, whose
-        // response was lost: retry).
-        if info.sent && psn_diff(psn, info.last_psn) > 0 {
-            if wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
-                return Outcome::Retry;
-            }
-            return Outcome::CompleteAndRetry;
-        }
-        // Old: already handled.
-        if psn_diff(psn, eng.comp.psn) < 0 {
-            return Outcome::Drop;
-        }
-        if mask.contains(Mask::READ)
-            || (op >= opcode::RC_RDMA_READ_RESPONSE_FIRST
-                && op <= opcode::RC_RDMA_READ_RESPONSE_ONLY)
-        {
-            if wqe.opcode != wqe::IB_WR_RDMA_READ && wqe.opcode != wqe::IB_WR_RDMA_READ_WITH_INV {
-                return Outcome::Drop;
-            }
-            // Read responses must come in order: retry from the missing one.
-            if psn != eng.comp.psn {
-                return Outcome::Retry;
-            }
-            if let Some(Aeth {
-                syndrome: Syndrome::Nak(code),
-                ..
-            }) = pkt.header::<Aeth>()
-            {
-                return nak_outcome(code);
-            }
-            let data = pkt.payload();
-            let slot = eng.sq.slot(head);
-            let mut dma = info.rx_dma;
-            let mut done = 0usize;
-            while done < data.len() {
-                let chunk = match dma.next_chunk(
-                    |i| wqe::sge(slot, i),
-                    wqe.num_sge,
-                    (data.len() - done) as u32,
-                ) {
-                    Ok(Some(c)) => c,
-                    _ => return Outcome::Error(IB_WC_LOC_PROT_ERR),
-                };
-                let len = chunk.len as usize;
-                let Ok(mr) = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
-                else {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                };
-                if mr.write(rcu, chunk.addr, &data[done..done + len]).is_err() {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                }
-                done += len;
-            }
-            if let Some(i) = eng.sq.info_mut(head) {
-                i.rx_dma = dma;
-            }
-            eng.comp.psn = psn_add(psn, 1);
-            return if mask.contains(Mask::END) {
-                Outcome::Complete
-            } else {
-                Outcome::Consumed
-            };
-        }
-        let Some(aeth) = pkt.header::<Aeth>() else {
-            return Outcome::Drop;
+        let view = decide::HeadWqe {
+            state: info.state,
+            wr_opcode: wqe.opcode,
+            mask: wqe.mask,
+            sent: info.sent,
+            last_psn: info.last_psn,
         };
-        match aeth.syndrome {
-            Syndrome::Ack { .. } => {
-                if op == opcode::RC_ATOMIC_ACKNOWLEDGE {
-                    if !wqe.mask.contains(WrMask::ATOMIC) || psn != info.last_psn {
-                        return Outcome::Drop;
-                    }
-                    let Some(ack) = pkt.header::<Atmack>() else {
-                        return Outcome::Drop;
+        let response = decide::Response {
+            psn: pkt.bth().psn,
+            opcode: pkt.bth().opcode,
+            mask: pkt.info().mask,
+            syndrome: pkt.header::<Aeth>().map(|a| a.syndrome),
+            has_atmack: pkt.header::<Atmack>().is_some(),
+        };
+        match decide::check_response(eng.comp.psn, &view, &response) {
+            Check::Drop => Outcome::Drop,
+            Check::CompleteAndRetry => Outcome::CompleteAndRetry,
+            Check::Retry => Outcome::Retry,
+            Check::Error(status) => Outcome::Error(status),
+            Check::Read { comp_psn, end } => {
+                let data = pkt.payload();
+                let slot = eng.sq.slot(head);
+                let mut dma = info.rx_dma;
+                let mut done = 0usize;
+                while done < data.len() {
+                    let chunk = match dma.next_chunk(
+                        |i| wqe::sge(slot, i),
+                        wqe.num_sge,
+                        (data.len() - done) as u32,
+                    ) {
+                        Ok(Some(c)) => c,
+                        _ => return Outcome::Error(IB_WC_LOC_PROT_ERR),
                     };
-                    let slot = eng.sq.slot(head);
-                    let Some(sge) = wqe::sge(slot, 0) else {
-                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                    };
-                    let Ok(mr) = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8)
+                    let len = chunk.len as usize;
+                    let Ok(mr) =
+                        lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
                     else {
                         return Outcome::Error(IB_WC_LOC_PROT_ERR);
                     };
-                    if mr.write(rcu, sge.addr, &ack.orig.to_ne_bytes()).is_err() {
+                    if mr.write(rcu, chunk.addr, &data[done..done + len]).is_err() {
                         return Outcome::Error(IB_WC_LOC_PROT_ERR);
                     }
-                    eng.comp.psn = psn_add(psn, 1);
-                    return Outcome::Complete;
+                    done += len;
                 }
-                eng.comp.psn = psn_add(psn, 1);
-                // A plain ACK never completes a read or an atomic.
-                if info.sent && psn == info.last_psn && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
-                {
+                if let Some(i) = eng.sq.info_mut(head) {
+                    i.rx_dma = dma;
+                }
+                eng.comp.psn = comp_psn;
+                if end {
                     Outcome::Complete
                 } else {
                     Outcome::Consumed
                 }
             }
-            Syndrome::RnrNak { timer } => {
-                if psn_diff(psn, eng.comp.psn) >= 0 {
-                    eng.comp.psn = psn;
+            Check::Atomic { comp_psn } => {
+                let Some(ack) = pkt.header::<Atmack>() else {
+                    return Outcome::Drop;
+                };
+                let slot = eng.sq.slot(head);
+                let Some(sge) = wqe::sge(slot, 0) else {
+                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                };
+                let Ok(mr) = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8) else {
+                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                };
+                if mr.write(rcu, sge.addr, &ack.orig.to_ne_bytes()).is_err() {
+                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
                 }
+                eng.comp.psn = comp_psn;
+                Outcome::Complete
+            }
+            Check::Ack { comp_psn, complete } => {
+                eng.comp.psn = comp_psn;
+                if complete {
+                    Outcome::Complete
+                } else {
+                    Outcome::Consumed
+                }
+            }
+            Check::Rnr { timer, comp_psn } => {
+                eng.comp.psn = comp_psn;
                 Outcome::Rnr(timer)
             }
-            Syndrome::Nak(NakCode::PsnSequenceError) => {
-                // The responder expects `psn`: everything before it arrived.
-                if psn_diff(psn, eng.comp.psn) > 0 {
-                    eng.comp.psn = psn;
-                }
+            Check::SeqNak { comp_psn } => {
+                eng.comp.psn = comp_psn;
                 self.dev.data().count(Counter::RcvSeqErr);
                 Outcome::Retry
             }
-            Syndrome::Nak(code) => nak_outcome(code),
-            Syndrome::Reserved(_) => Outcome::Drop,
         }
     }
 
@@ -382,36 +346,41 @@ impl QpShared {
 
     /// `req_retry`: resend from the oldest unacknowledged PSN; `RETRY_EXC_ERR` when the retry
     /// budget is spent (7 = infinite). A response asks for one only if no retry started since
-    /// the last progress; a timeout always does.
+    /// the last progress; a timeout always does ([`decide::retry`]).
     fn retry(&self, eng: &mut Engine, timeout: bool) -> bool {
-        if !timeout && eng.comp.retry_psn == Some(eng.comp.psn) {
-            return false;
-        }
-        eng.comp.retry_psn = Some(eng.comp.psn);
-        if eng.comp.retry_cnt != 7 {
-            if eng.comp.retry_cnt == 0 {
+        let decision = decide::retry(
+            eng.comp.retry_cnt,
+            eng.comp.retry_psn,
+            eng.comp.psn,
+            timeout,
+        );
+        match decision {
+            decide::Retry::Ignore => false,
+            decide::Retry::Exceeded => {
+                eng.comp.retry_psn = Some(eng.comp.psn);
                 self.dev.data().count(Counter::RetryExceeded);
                 self.complete_wqe(eng, IB_WC_RETRY_EXC_ERR);
                 self.to_error(eng, None);
-                return true;
+                true
             }
-            eng.comp.retry_cnt -= 1;
+            decide::Retry::Rewind { retries_left } => {
+                eng.comp.retry_psn = Some(eng.comp.psn);
+                eng.comp.retry_cnt = retries_left;
+                self.dev.data().count(Counter::CompRetry);
+                self.rewind(eng);
+                true
+            }
         }
-        self.dev.data().count(Counter::CompRetry);
-        self.rewind(eng);
-        true
     }
 
     fn rnr_retry(self: &Arc<Self>, eng: &mut Engine, timer: u8) {
-        if eng.comp.rnr_retry != 7 {
-            if eng.comp.rnr_retry == 0 {
-                self.dev.data().count(Counter::RnrRetryExceeded);
-                self.complete_wqe(eng, IB_WC_RNR_RETRY_EXC_ERR);
-                self.to_error(eng, None);
-                return;
-            }
-            eng.comp.rnr_retry -= 1;
-        }
+        let Some(left) = decide::spend_retry(eng.comp.rnr_retry) else {
+            self.dev.data().count(Counter::RnrRetryExceeded);
+            self.complete_wqe(eng, IB_WC_RNR_RETRY_EXC_ERR);
+            self.to_error(eng, None);
+            return;
+        };
+        eng.comp.rnr_retry = left;
         self.dev.data().count(Counter::RcvRnr);
         self.rewind(eng);
         eng.req.rnr_wait = true;
@@ -421,9 +390,10 @@ impl QpShared {
     }
 
     /// Rewinds the requester to `comp.psn`: every WQE copied in so far, from the oldest, is
-    /// resent from the packet the responder expects (`req_retry`'s per-WQE reset). That
-    /// includes the one the requester is in the middle of: left half-sent, its resend would
-    /// start mid-data under its first PSN and shift every PSN after it.
+    /// resent from the packet the responder expects (`req_retry`'s per-WQE reset), as
+    /// [`decide::rewind_wqe`] plans it. That includes the one the requester is in the middle
+    /// of: left half-sent, its resend would start mid-data under its first PSN and shift every
+    /// PSN after it.
     fn rewind(&self, eng: &mut Engine) {
         let g = *self.sq.geometry();
         let mtu = eng.mtu(self.dev.data());
@@ -437,51 +407,54 @@ impl QpShared {
                 break;
             };
             let Some(wqe) = info.wqe else { break };
-            if info.state == WqeState::Done {
-                // A local operation already executed is not redone (C `req_retry`).
-                i = g.next_index(i);
-                continue;
-            }
-            if !matches!(info.state, WqeState::Pending | WqeState::Processing) {
-                break;
-            }
-            // Packets of this WQE already acknowledged (only the oldest can have any).
-            let acked = if info.started && i == eng.comp.consumer {
-                psn_diff(comp_psn, info.first_psn).max(0) as u32
-            } else {
-                0
+            let view = decide::RewindWqe {
+                state: info.state,
+                started: info.started,
+                first_psn: info.first_psn,
+                length: wqe.length,
+                mask: wqe.mask,
+            };
+            let resend = match decide::rewind_wqe(comp_psn, i == eng.comp.consumer, &view, mtu) {
+                RewindStep::Keep => {
+                    i = g.next_index(i);
+                    continue;
+                }
+                RewindStep::Stop => break,
+                RewindStep::Resend(resend) => resend,
             };
             info.state = WqeState::Processing;
             info.dma = wqe::DmaCursor::new(wqe.length);
             info.rx_dma = wqe::DmaCursor::new(wqe.length);
             info.read_offset = 0;
-            if acked > 0 && wqe.mask.contains(WrMask::READ) {
-                // Resume the read after the responses that arrived.
-                let skip = acked.saturating_mul(mtu).min(wqe.length);
-                let slot_bytes = eng.sq.slot(i);
-                let mut rx = wqe::DmaCursor::new(wqe.length);
-                if rx
-                    .advance(|k| wqe::sge(slot_bytes, k), wqe.num_sge, skip)
-                    .is_ok()
-                {
-                    if let Some(info) = eng.sq.info_mut(i) {
-                        info.rx_dma = rx;
-                        info.read_offset = skip;
+            match resend {
+                Resend::FromStart => {}
+                Resend::ReadFrom { skip } => {
+                    // Resume the read after the responses that arrived.
+                    let slot_bytes = eng.sq.slot(i);
+                    let mut rx = wqe::DmaCursor::new(wqe.length);
+                    if rx
+                        .advance(|k| wqe::sge(slot_bytes, k), wqe.num_sge, skip)
+                        .is_ok()
+                    {
+                        if let Some(info) = eng.sq.info_mut(i) {
+                            info.rx_dma = rx;
+                            info.read_offset = skip;
+                        }
                     }
                 }
-            } else if acked > 0 && !wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
-                let skip = acked.saturating_mul(mtu).min(wqe.length);
-                let slot_bytes = eng.sq.slot(i);
-                let mut dma = wqe::DmaCursor::new(wqe.length);
-                let ok = match wqe.data {
-                    wqe::DataKind::Sges => dma
-                        .advance(|k| wqe::sge(slot_bytes, k), wqe.num_sge, skip)
-                        .is_ok(),
-                    _ => dma.next_inline(skip).is_ok(),
-                };
-                if let Some(info) = eng.sq.info_mut(i) {
-                    if ok {
-                        info.dma = dma;
+                Resend::DataFrom { skip } => {
+                    let slot_bytes = eng.sq.slot(i);
+                    let mut dma = wqe::DmaCursor::new(wqe.length);
+                    let ok = match wqe.data {
+                        wqe::DataKind::Sges => dma
+                            .advance(|k| wqe::sge(slot_bytes, k), wqe.num_sge, skip)
+                            .is_ok(),
+                        _ => dma.next_inline(skip).is_ok(),
+                    };
+                    if let Some(info) = eng.sq.info_mut(i) {
+                        if ok {
+                            info.dma = dma;
+                        }
                     }
                 }
             }
@@ -489,24 +462,11 @@ impl QpShared {
         }
         eng.req.wqe_index = eng.comp.consumer;
         eng.req.psn = comp_psn;
-        eng.req.opcode = None;
         // A partly acknowledged WQE continues with a MIDDLE packet.
         let head = eng.sq.info(eng.comp.consumer);
-        if let Some(w) = head.wqe {
-            if head.dma.resid != w.length && head.dma.resid != 0 {
-                eng.req.opcode = Some(if w.mask.contains(WrMask::SEND) {
-                    if self.qp_type == QpType::Rc {
-                        opcode::RC_SEND_MIDDLE
-                    } else {
-                        opcode::UC_SEND_MIDDLE
-                    }
-                } else if self.qp_type == QpType::Rc {
-                    opcode::RC_RDMA_WRITE_MIDDLE
-                } else {
-                    opcode::UC_RDMA_WRITE_MIDDLE
-                });
-            }
-        }
+        eng.req.opcode = head
+            .wqe
+            .and_then(|w| decide::resume_opcode(self.qp_type, w.mask, w.length, head.dma.resid));
     }
 
     /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
@@ -538,14 +498,4 @@ impl QpShared {
         }
         progress
     }
-}
-
-fn nak_outcome(code: NakCode) -> Outcome {
-    Outcome::Error(match code {
-        NakCode::InvalidRequest => IB_WC_REM_INV_REQ_ERR,
-        NakCode::RemoteAccessError => IB_WC_REM_ACCESS_ERR,
-        NakCode::RemoteOperationalError => IB_WC_REM_OP_ERR,
-        NakCode::PsnSequenceError => return Outcome::Retry,
-        NakCode::InvalidRdRequest | NakCode::Reserved(_) => IB_WC_REM_OP_ERR,
-    })
 }

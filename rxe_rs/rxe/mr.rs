@@ -25,14 +25,12 @@ use kernel::{
     sync::{rcu, Arc, SpinLockIrq},
 };
 
-/// `IB_ACCESS_*` bits the data path checks.
+/// `IB_ACCESS_*` bits the data path checks (the rights a request needs by its opcode come from
+/// `proto::resp::required_access`).
 pub(crate) mod access {
     pub(crate) const LOCAL_WRITE: u32 = 1;
-    pub(crate) const REMOTE_WRITE: u32 = 2;
-    pub(crate) const REMOTE_READ: u32 = 4;
-    pub(crate) const REMOTE_ATOMIC: u32 = 8;
-    pub(crate) const FLUSH_GLOBAL: u32 = 1 << 8;
-    pub(crate) const FLUSH_PERSISTENT: u32 = 1 << 9;
+    pub(crate) const REMOTE_READ: u32 = crate::proto::mw::ACCESS_REMOTE_READ;
+    pub(crate) const REMOTE_ATOMIC: u32 = crate::proto::mw::ACCESS_REMOTE_ATOMIC;
 }
 
 /// Where an MR's bytes are.

@@ -31,22 +31,8 @@ const MAX_UNACKED_PSNS: u32 = 128;
 /// Packets without an ACK request between two with one (`RXE_MAX_PKT_PER_ACK`).
 const MAX_PKT_PER_ACK: u32 = 64;
 
-/// Where a WQE is in its life (`enum wqe_state`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum WqeState {
-    /// The slot holds nothing the engine has read.
-    #[default]
-    Free,
-    /// Copied and valid, some packets sent.
-    Processing,
-    /// Every packet sent; waiting for its acknowledgement (RC) or completion.
-    Pending,
-    /// Failed locally with this status; the completer reports it.
-    Error(u32),
-    /// A local operation (BIND_MW, LOCAL_INV, REG_MR) done: the completer completes it when it
-    /// reaches it, and a retry does not redo it.
-    Done,
-}
+/// Where a WQE is in its life (`enum wqe_state`); the completer's decisions take it.
+pub(crate) use crate::proto::comp::WqeState;
 
 /// One WQE, as the engine knows it.
 #[derive(Clone, Copy, Default)]

@@ -21,9 +21,10 @@ use crate::proto::{
     },
     opcode::{self, Mask},
     packet::Packet,
-    psn::{psn_add, psn_diff},
+    psn::psn_add,
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
+    resp::{self as decide, Duplicate, OpSeq, RcPsn, UcPsn},
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
         IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
@@ -132,48 +133,6 @@ impl RespState {
     }
 }
 
-/// Whether `op` may follow `prev` in a message (`check_op_seq`).
-fn seq_ok(prev: Option<u8>, op: u8) -> bool {
-    use opcode::*;
-    let class = op & 0xe0;
-    let base = op & 0x1f;
-    let prev_base = prev.map(|p| p & 0x1f);
-    let in_send = matches!(
-        prev_base,
-        Some(b) if b == RC_SEND_FIRST || b == RC_SEND_MIDDLE
-    );
-    let in_write = matches!(
-        prev_base,
-        Some(b) if b == RC_RDMA_WRITE_FIRST || b == RC_RDMA_WRITE_MIDDLE
-    );
-    let _ = class;
-    if in_send {
-        matches!(
-            base,
-            RC_SEND_MIDDLE
-                | RC_SEND_LAST
-                | RC_SEND_LAST_WITH_IMMEDIATE
-                | RC_SEND_LAST_WITH_INVALIDATE
-        )
-    } else if in_write {
-        matches!(
-            base,
-            RC_RDMA_WRITE_MIDDLE | RC_RDMA_WRITE_LAST | RC_RDMA_WRITE_LAST_WITH_IMMEDIATE
-        )
-    } else {
-        !matches!(
-            base,
-            RC_SEND_MIDDLE
-                | RC_SEND_LAST
-                | RC_SEND_LAST_WITH_IMMEDIATE
-                | RC_SEND_LAST_WITH_INVALIDATE
-                | RC_RDMA_WRITE_MIDDLE
-                | RC_RDMA_WRITE_LAST
-                | RC_RDMA_WRITE_LAST_WITH_IMMEDIATE
-        )
-    }
-}
-
 /// How a request failed (`enum resp_states` errors): the NAK, the CQE status, the event.
 struct Fail {
     nak: NakCode,
@@ -249,38 +208,42 @@ impl QpShared {
         let psn = bth.psn;
         let rxe = self.dev.data();
         match self.qp_type {
-            QpType::Rc => {
-                let diff = psn_diff(psn, eng.resp.psn);
-                if diff > 0 {
+            QpType::Rc => match decide::check_psn_rc(psn, eng.resp.psn, eng.resp.sent_psn_nak) {
+                RcPsn::OutOfSequence { nak } => {
                     rxe.count(Counter::OutOfSeqReq);
-                    if !eng.resp.sent_psn_nak {
+                    if nak {
                         eng.resp.sent_psn_nak = true;
                         let expected = eng.resp.psn;
                         self.send_ack(eng, out, Syndrome::Nak(NakCode::PsnSequenceError), expected);
                     }
                     return;
                 }
-                if diff < 0 {
+                RcPsn::Duplicate => {
                     rxe.count(Counter::DupReq);
                     self.duplicate(eng, out, &pkt);
                     return;
                 }
-                eng.resp.sent_psn_nak = false;
-            }
-            QpType::Uc => {
-                if psn != eng.resp.psn || eng.resp.drop_msg {
-                    if mask.contains(Mask::START) {
-                        eng.resp.psn = psn;
-                        eng.resp.drop_msg = false;
-                        eng.resp.opcode = None;
-                        eng.resp.recv = None;
-                        eng.resp.write = None;
-                    } else {
-                        eng.resp.drop_msg = true;
-                        return;
-                    }
+                RcPsn::Expected => eng.resp.sent_psn_nak = false,
+            },
+            QpType::Uc => match decide::check_psn_uc(
+                psn,
+                eng.resp.psn,
+                eng.resp.drop_msg,
+                mask.contains(Mask::START),
+            ) {
+                UcPsn::InSequence => {}
+                UcPsn::Restart => {
+                    eng.resp.psn = psn;
+                    eng.resp.drop_msg = false;
+                    eng.resp.opcode = None;
+                    eng.resp.recv = None;
+                    eng.resp.write = None;
                 }
-            }
+                UcPsn::Drop => {
+                    eng.resp.drop_msg = true;
+                    return;
+                }
+            },
             QpType::Ud | QpType::Gsi | QpType::Smi => {
                 let qkey = if self.qp_type == QpType::Gsi {
                     GSI_QKEY
@@ -293,7 +256,7 @@ impl QpShared {
             }
         }
         let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
-        if connected && !seq_ok(eng.resp.opcode, op) {
+        if connected && decide::check_op_seq(eng.resp.opcode, op) != OpSeq::Ok {
             if self.qp_type == QpType::Rc {
                 self.fail(eng, out, psn, INVALID);
             } else {
@@ -302,19 +265,8 @@ impl QpShared {
             return;
         }
         // check_op_valid: the QP's remote access rights.
-        let flags = eng.attrs.qp_access_flags;
-        let need = if mask.contains(Mask::READ) {
-            access::REMOTE_READ
-        } else if mask.contains(Mask::ATOMIC) {
-            access::REMOTE_ATOMIC
-        } else if mask.contains(Mask::WRITE) || mask.contains(Mask::ATOMIC_WRITE) {
-            access::REMOTE_WRITE
-        } else if mask.contains(Mask::FLUSH) {
-            flush_access(&pkt)
-        } else {
-            0
-        };
-        if need & !flags != 0 {
+        let placement = flush_placement(&pkt);
+        if !decide::check_op_valid(eng.attrs.qp_access_flags, mask, placement) {
             if self.qp_type == QpType::Rc {
                 self.fail(eng, out, psn, INVALID);
             } else {
@@ -353,13 +305,8 @@ impl QpShared {
             let Some(reth) = pkt.header::<Reth>() else {
                 return;
             };
-            let need = if mask.contains(Mask::READ) {
-                access::REMOTE_READ
-            } else if mask.contains(Mask::FLUSH) {
-                flush_access(&pkt)
-            } else {
-                access::REMOTE_WRITE
-            };
+            // RETH requests: a read, a write, an atomic write or a flush.
+            let need = decide::required_access(mask, placement);
             // A flush of the whole MR names no range (`IB_FLUSH_MR`).
             let whole_mr = mask.contains(Mask::FLUSH)
                 && pkt
@@ -518,37 +465,41 @@ impl QpShared {
     fn duplicate(&self, eng: &mut Engine, out: &mut Outbox, pkt: &Packet<'_>) {
         let mask = pkt.info().mask;
         let psn = pkt.bth().psn;
-        if mask.contains(Mask::READ) {
-            let Some(reth) = pkt.header::<Reth>() else {
-                return;
-            };
-            let (mr, va) = if reth.len == 0 {
-                (None, reth.va)
-            } else {
-                match self.lookup_remote(reth.rkey, access::REMOTE_READ, reth.va, reth.len as usize)
-                {
-                    Some((mr, va)) => (Some(mr), va),
-                    None => return,
+        match decide::duplicate(mask, eng.resp.psn) {
+            Duplicate::ReplayRead => self.replay_read(eng, pkt),
+            Duplicate::ReplayAtomic => {
+                // Not found: too old, or never executed (class D error): dropped, as C does.
+                if let Some(orig) = eng.resp.atomics.find(psn) {
+                    self.send_atomic_ack(eng, out, psn, orig);
                 }
-            };
-            // (Requests wait in the queue while a reply is being sent: no reply in progress.)
-            eng.resp.read = Some(ReadReply {
-                mr,
-                va,
-                resid: reth.len,
-                psn,
-                first: true,
-                replay: true,
-            });
-        } else if mask.contains(Mask::ATOMIC) {
-            // Not found: too old, or never executed (class D error): dropped, as C does.
-            if let Some(orig) = eng.resp.atomics.find(psn) {
-                self.send_atomic_ack(eng, out, psn, orig);
             }
-        } else {
-            let prev = psn_add(eng.resp.psn, crate::proto::psn::PSN_MASK);
-            self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, prev);
+            Duplicate::Ack { psn } => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
         }
+    }
+
+    /// A duplicate read: its responses again, from its own RETH.
+    fn replay_read(&self, eng: &mut Engine, pkt: &Packet<'_>) {
+        let psn = pkt.bth().psn;
+        let Some(reth) = pkt.header::<Reth>() else {
+            return;
+        };
+        let (mr, va) = if reth.len == 0 {
+            (None, reth.va)
+        } else {
+            match self.lookup_remote(reth.rkey, access::REMOTE_READ, reth.va, reth.len as usize) {
+                Some((mr, va)) => (Some(mr), va),
+                None => return,
+            }
+        };
+        // (Requests wait in the queue while a reply is being sent: no reply in progress.)
+        eng.resp.read = Some(ReadReply {
+            mr,
+            va,
+            resid: reth.len,
+            psn,
+            first: true,
+            replay: true,
+        });
     }
 
     /// Sends the next read response packet (`read_reply`).
@@ -880,18 +831,9 @@ impl QpShared {
     }
 }
 
-/// The MR and QP rights a flush needs (`IB_ACCESS_FLUSH_GLOBAL` / `_PERSISTENT` by its
-/// placement type).
-fn flush_access(pkt: &Packet<'_>) -> u32 {
-    let plt = pkt.header::<Feth>().map_or(0, |f| f.placement_type);
-    let mut need = 0;
-    if plt & 1 != 0 {
-        need |= access::FLUSH_GLOBAL;
-    }
-    if plt & 2 != 0 {
-        need |= access::FLUSH_PERSISTENT;
-    }
-    need
+/// A flush's FETH placement type (0 without a FETH), which decides the rights it needs.
+fn flush_placement(pkt: &Packet<'_>) -> u8 {
+    pkt.header::<Feth>().map_or(0, |f| f.placement_type)
 }
 
 /// A local failure of the responder (length, protection): NAK'ed as an invalid request.

@@ -4,6 +4,7 @@
 //! against a straight-from-the-spec ICRC, and as property tests.
 
 mod av;
+mod comp;
 mod fuzz;
 mod hdr;
 mod icrc;
@@ -18,6 +19,7 @@ mod psn;
 mod qp_state;
 mod queue;
 mod reference;
+mod resp;
 mod task;
 mod vectors;
 mod wqe;

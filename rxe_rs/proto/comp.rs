@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! The decisions of the completer (`rxe_comp.c`) and of its go-back-N retry (`req_retry` of
+//! `rxe_req.c`), as pure functions of PSNs, opcodes and the state of the send WQEs.
+//!
+//! The engine (`rxe/comp.rs`) reads its state and the response packet into the plain values
+//! here, asks for a decision, and carries it out: it writes read data and atomic results,
+//! completes WQEs, moves `comp.psn`, arms timers and resets the requester. Nothing here moves
+//! data or touches a queue.
+//!
+//! The engine's structure differs from C's state machine (`enum comp_state`): one function,
+//! [`check_response`], decides what a response does to the oldest WQE, where C walks
+//! `check_psn` → `check_ack` → `do_read` / `do_atomic` / `complete_ack` → `update_comp`.
+
+use super::hdr::{NakCode, Syndrome};
+use super::opcode::{
+    self, Mask, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_MIDDLE,
+    RC_SEND_MIDDLE, UC_RDMA_WRITE_MIDDLE, UC_SEND_MIDDLE,
+};
+use super::psn::{psn_add, psn_diff};
+use super::qp_state::QpType;
+use super::wqe::{
+    WrMask, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WR_RDMA_READ,
+    IB_WR_RDMA_READ_WITH_INV,
+};
+
+/// `retry_cnt` / `rnr_retry` value meaning "retry for ever" (IBA 9.7.5.2.8, as C).
+pub const RETRY_INFINITE: u8 = 7;
+
+/// Where a send WQE is in its life (C `enum wqe_state`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WqeState {
+    /// The slot holds nothing the engine has read (C `wqe_state_posted`).
+    #[default]
+    Free,
+    /// Copied and valid, some packets sent (C `wqe_state_processing`).
+    Processing,
+    /// Every packet sent; waiting for its acknowledgement (RC) or completion
+    /// (C `wqe_state_pending`).
+    Pending,
+    /// Failed locally with this status; the completer reports it (C `wqe_state_error`).
+    Error(u32),
+    /// A local operation (BIND_MW, LOCAL_INV, REG_MR) done: the completer completes it when it
+    /// reaches it, and a retry does not redo it (C `wqe_state_done`).
+    Done,
+}
+
+/// The oldest send WQE (the send queue's consumer), as [`check_response`] needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadWqe {
+    /// Its state.
+    pub state: WqeState,
+    /// `IB_WR_*` opcode.
+    pub wr_opcode: u32,
+    /// [`WrMask`] of the opcode.
+    pub mask: WrMask,
+    /// Every packet was sent at least once, so `last_psn` is final.
+    pub sent: bool,
+    /// PSN of its last packet (of its last read response for a read).
+    pub last_psn: u32,
+}
+
+/// A response packet (BTH opcode and PSN, AETH), as [`check_response`] needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Response {
+    /// BTH PSN.
+    pub psn: u32,
+    /// BTH opcode.
+    pub opcode: u8,
+    /// The opcode's [`Mask`].
+    pub mask: Mask,
+    /// The AETH syndrome, if the packet has an AETH.
+    pub syndrome: Option<Syndrome>,
+    /// The packet has an AtomicAckETH.
+    pub has_atmack: bool,
+}
+
+/// What a response does to the oldest WQE ([`check_response`]); the engine carries it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Ignore the packet: nothing changes (C `COMPST_DONE` without an update).
+    Drop,
+    /// The response is past the oldest WQE, which it acknowledges implicitly: complete that
+    /// WQE and look at the packet again for the next one (C `COMPST_COMP_WQE`).
+    CompleteAndRetry,
+    /// Retry from `comp.psn` (C `COMPST_ERROR_RETRY`).
+    Retry,
+    /// A read response in order: place its payload in the WQE's buffers, set `comp.psn` to
+    /// `comp_psn`, and complete the WQE if `end` (C `COMPST_READ`, `do_read`).
+    Read {
+        /// The new `comp.psn`.
+        comp_psn: u32,
+        /// The last response of the read: complete the WQE.
+        end: bool,
+    },
+    /// The atomic's acknowledgement: write the original value into the WQE's buffer, set
+    /// `comp.psn` to `comp_psn` and complete the WQE (C `COMPST_ATOMIC`, `do_atomic`).
+    Atomic {
+        /// The new `comp.psn`.
+        comp_psn: u32,
+    },
+    /// A positive acknowledgement: set `comp.psn` to `comp_psn`; complete the WQE if
+    /// `complete` (C `COMPST_WRITE_SEND` → `COMPST_COMP_ACK` or `COMPST_UPDATE_COMP`).
+    Ack {
+        /// The new `comp.psn`.
+        comp_psn: u32,
+        /// The ACK is for the WQE's last PSN.
+        complete: bool,
+    },
+    /// RNR NAK: set `comp.psn` to `comp_psn`, then retry after the RNR timer `timer`
+    /// (C `COMPST_RNR_RETRY`).
+    Rnr {
+        /// The AETH's RNR timer code.
+        timer: u8,
+        /// The new `comp.psn`.
+        comp_psn: u32,
+    },
+    /// NAK "PSN sequence error": everything before the NAK's PSN arrived; set `comp.psn` to
+    /// `comp_psn` and retry from there (C `AETH_NAK_PSN_SEQ_ERROR` → `COMPST_ERROR_RETRY`).
+    SeqNak {
+        /// The new `comp.psn`.
+        comp_psn: u32,
+    },
+    /// The WQE fails with this `IB_WC_*` status; the QP goes to error (C `COMPST_ERROR`).
+    Error(u32),
+}
+
+/// The completion status for a NAK (C `check_ack`, `case AETH_NAK`); `None` for a PSN
+/// sequence error, which retries instead. Unknown codes are `REM_OP_ERR`, as in C.
+pub const fn nak_status(code: NakCode) -> Option<u32> {
+    Some(match code {
+        NakCode::PsnSequenceError => return None,
+        NakCode::InvalidRequest => IB_WC_REM_INV_REQ_ERR,
+        NakCode::RemoteAccessError => IB_WC_REM_ACCESS_ERR,
+        NakCode::RemoteOperationalError | NakCode::InvalidRdRequest | NakCode::Reserved(_) => {
+            IB_WC_REM_OP_ERR
+        }
+    })
+}
+
+const fn nak_check(code: NakCode) -> Check {
+    match nak_status(code) {
+        Some(status) => Check::Error(status),
+        None => Check::Retry,
+    }
+}
+
+/// Whether `opcode` is an RDMA READ response (FIRST, MIDDLE, LAST or ONLY).
+const fn is_read_response(opcode: u8) -> bool {
+    opcode >= RC_RDMA_READ_RESPONSE_FIRST && opcode <= RC_RDMA_READ_RESPONSE_ONLY
+}
+
+/// What response `pkt` does to the oldest WQE `head` when the completer expects `comp_psn`
+/// next: C `check_psn` + `check_ack` (+ the choice between `complete_ack` and `update_comp`).
+///
+/// - A response past a sent WQE's last PSN acknowledges it implicitly (C `check_psn`,
+///   `diff > 0`): complete it and look again, unless it is a read or an atomic, whose
+///   response was lost: retry.
+/// - A response before `comp_psn` is old and ignored. (C completes the WQE when such a
+///   response carries exactly its `last_psn`; here a WQE acknowledged to `last_psn` is already
+///   complete, as `complete_wqe` moves `comp.psn` past it.)
+/// - Read responses must come in order: one ahead of `comp_psn` retries. (C ignores it and
+///   waits for the timeout; the engine starts one retry per lack of progress instead, see
+///   `Documentation/data-path.md`.) A read response for a WQE that is not a read is ignored
+///   (C fails the WQE with `IB_WC_FATAL_ERR`).
+/// - An ATOMIC ACKNOWLEDGE counts only for an atomic WQE and its PSN.
+/// - A plain ACK moves `comp_psn` on and completes the WQE at its last PSN, but never a read
+///   or an atomic, whose data the ACK does not carry (C would complete a read on the plain
+///   ACK a responder sends for a duplicate request).
+/// - RNR NAK: the RNR retry; its PSN also acknowledges what came before (C leaves
+///   `comp.psn`).
+/// - NAK PSN sequence error: the responder expects the NAK's PSN, so everything before it
+///   arrived; retry from there (C `AETH_NAK_PSN_SEQ_ERROR`).
+/// - Other NAKs fail the WQE ([`nak_status`]); reserved syndromes are ignored (C fails it).
+pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
+    // A local operation done (C get_wqe: COMPST_COMP_WQE): the response is for a later WQE.
+    if head.state == WqeState::Done {
+        return Check::CompleteAndRetry;
+    }
+    if !matches!(head.state, WqeState::Pending | WqeState::Processing) {
+        return Check::Drop;
+    }
+    let psn = pkt.psn;
+    let read_or_atomic = head.mask.intersects(WrMask::ATOMIC_OR_READ);
+    // C check_psn: a response past this WQE acknowledges it.
+    if head.sent && psn_diff(psn, head.last_psn) > 0 {
+        if read_or_atomic {
+            return Check::Retry;
+        }
+        return Check::CompleteAndRetry;
+    }
+    // Old: already handled.
+    if psn_diff(psn, comp_psn) < 0 {
+        return Check::Drop;
+    }
+    if pkt.mask.contains(Mask::READ) || is_read_response(pkt.opcode) {
+        if head.wr_opcode != IB_WR_RDMA_READ && head.wr_opcode != IB_WR_RDMA_READ_WITH_INV {
+            return Check::Drop;
+        }
+        // Read responses must come in order: retry from the missing one.
+        if psn != comp_psn {
+            return Check::Retry;
+        }
+        if let Some(Syndrome::Nak(code)) = pkt.syndrome {
+            return nak_check(code);
+        }
+        return Check::Read {
+            comp_psn: psn_add(psn, 1),
+            end: pkt.mask.contains(Mask::END),
+        };
+    }
+    let Some(syndrome) = pkt.syndrome else {
+        return Check::Drop;
+    };
+    match syndrome {
+        Syndrome::Ack { .. } => {
+            if pkt.opcode == opcode::RC_ATOMIC_ACKNOWLEDGE {
+                if !head.mask.contains(WrMask::ATOMIC) || psn != head.last_psn || !pkt.has_atmack {
+                    return Check::Drop;
+                }
+                return Check::Atomic {
+                    comp_psn: psn_add(psn, 1),
+                };
+            }
+            Check::Ack {
+                comp_psn: psn_add(psn, 1),
+                complete: head.sent && psn == head.last_psn && !read_or_atomic,
+            }
+        }
+        Syndrome::RnrNak { timer } => Check::Rnr {
+            timer,
+            // Here `psn` is at or after `comp_psn` (older responses were dropped above).
+            comp_psn: if psn_diff(psn, comp_psn) >= 0 {
+                psn
+            } else {
+                comp_psn
+            },
+        },
+        Syndrome::Nak(NakCode::PsnSequenceError) => Check::SeqNak {
+            comp_psn: if psn_diff(psn, comp_psn) > 0 {
+                psn
+            } else {
+                comp_psn
+            },
+        },
+        Syndrome::Nak(code) => nak_check(code),
+        Syndrome::Reserved(_) => Check::Drop,
+    }
+}
+
+/// Whether packets are outstanding: the requester has sent PSNs the completer has not seen
+/// acknowledged (C `psn_compare(qp->req.psn, qp->comp.psn) > 0`). Only then does a timeout
+/// retry, and does progress restart the retransmit timer.
+pub const fn outstanding(req_psn: u32, comp_psn: u32) -> bool {
+    psn_diff(req_psn, comp_psn) > 0
+}
+
+/// One retry taken from a budget (`retry_cnt` or `rnr_retry`): the budget left, or `None`
+/// when it is spent. [`RETRY_INFINITE`] never runs out (C `COMPST_ERROR_RETRY`,
+/// `COMPST_RNR_RETRY`).
+pub const fn spend_retry(budget: u8) -> Option<u8> {
+    match budget {
+        RETRY_INFINITE => Some(RETRY_INFINITE),
+        0 => None,
+        n => Some(n - 1),
+    }
+}
+
+/// What a retry request does ([`retry`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// A retry already started at this `comp.psn` and this is not a timeout: nothing
+    /// (C `started_retry && !timeout_retry`).
+    Ignore,
+    /// The retry budget is spent: the WQE completes with `IB_WC_RETRY_EXC_ERR`, the QP goes
+    /// to error. The engine still records the retry PSN.
+    Exceeded,
+    /// Rewind the requester to `comp.psn` with this many retries left.
+    Rewind {
+        /// The new `retry_cnt`.
+        retries_left: u8,
+    },
+}
+
+/// Whether to retry (C `COMPST_ERROR_RETRY`): `retry_psn` is `comp.psn` when the last retry
+/// started (C `started_retry`, which C clears on progress), `timeout` says the retransmit timer
+/// fired. A response asks for a retry only if none started since the last progress; a timeout
+/// always does. Unlike C, a retry a response asks for happens even if `req.psn` is not ahead
+/// of `comp.psn` (the timeout path checks [`outstanding`] first).
+pub fn retry(retry_cnt: u8, retry_psn: Option<u32>, comp_psn: u32, timeout: bool) -> Retry {
+    if !timeout && retry_psn == Some(comp_psn) {
+        return Retry::Ignore;
+    }
+    match spend_retry(retry_cnt) {
+        Some(retries_left) => Retry::Rewind { retries_left },
+        None => Retry::Exceeded,
+    }
+}
+
+/// A send WQE as the go-back-N rewind sees it ([`rewind_wqe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RewindWqe {
+    /// Its state.
+    pub state: WqeState,
+    /// Its first packet was sent, so `first_psn` is set.
+    pub started: bool,
+    /// PSN of its first packet.
+    pub first_psn: u32,
+    /// Bytes of its message.
+    pub length: u32,
+    /// [`WrMask`] of its opcode.
+    pub mask: WrMask,
+}
+
+/// Where the resend of one WQE starts ([`RewindStep::Resend`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resend {
+    /// From its first byte, with its first packet.
+    FromStart,
+    /// A read partly answered: a new read request for the bytes from `skip` on (the
+    /// engine moves its receive cursor and read offset by `skip`; C `req_retry` moves `iova`).
+    ReadFrom {
+        /// Bytes already answered.
+        skip: u32,
+    },
+    /// A SEND or WRITE partly acknowledged: its data from byte `skip` on (the engine moves its
+    /// send cursor by `skip`, C `advance_dma_data`); [`resume_opcode`] gives the packet it
+    /// continues with.
+    DataFrom {
+        /// Bytes already acknowledged.
+        skip: u32,
+    },
+}
+
+/// What the rewind does with one WQE ([`rewind_wqe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RewindStep {
+    /// A local operation already executed: not redone, left as it is (C `req_retry` skips
+    /// `wqe_state_done`).
+    Keep,
+    /// Not a WQE the requester has reached: the rewind stops here.
+    Stop,
+    /// Back to `Processing`, resent as said.
+    Resend(Resend),
+}
+
+/// The go-back-N plan for one fetched WQE when the requester rewinds to `comp_psn` (the
+/// per-WQE loop of C `req_retry`). `oldest` says it is the send queue's consumer: only the
+/// oldest WQE can have packets acknowledged already, `comp_psn - first_psn` of them, each of
+/// `mtu` bytes (capped at its length); every later WQE is resent from its start.
+///
+/// Unlike C, which resets only WQEs up to the requester's position, every WQE copied in so
+/// far is reset, including the one the requester is half-way through (see
+/// `Documentation/data-path.md`). Atomics are resent whole.
+pub fn rewind_wqe(comp_psn: u32, oldest: bool, wqe: &RewindWqe, mtu: u32) -> RewindStep {
+    match wqe.state {
+        WqeState::Done => return RewindStep::Keep,
+        WqeState::Pending | WqeState::Processing => {}
+        WqeState::Free | WqeState::Error(_) => return RewindStep::Stop,
+    }
+    let acked = if wqe.started && oldest {
+        psn_diff(comp_psn, wqe.first_psn).max(0) as u32
+    } else {
+        0
+    };
+    if acked == 0 {
+        return RewindStep::Resend(Resend::FromStart);
+    }
+    let skip = acked.saturating_mul(mtu).min(wqe.length);
+    RewindStep::Resend(if wqe.mask.contains(WrMask::READ) {
+        Resend::ReadFrom { skip }
+    } else if !wqe.mask.intersects(WrMask::ATOMIC_OR_READ) {
+        Resend::DataFrom { skip }
+    } else {
+        Resend::FromStart
+    })
+}
+
+/// The BTH opcode the requester "last sent" after a rewind (`qp->req.opcode`), for the oldest
+/// WQE of `length` bytes whose resend has `resid` bytes left: a partly acknowledged SEND or
+/// WRITE continues with a MIDDLE packet, so [`next_opcode`](super::wqe::next_opcode) picks
+/// MIDDLE or LAST; otherwise `None` (C: -1), and it starts with FIRST or ONLY. (C gets there by
+/// replaying `next_opcode` over the acknowledged packets.)
+pub const fn resume_opcode(qp_type: QpType, mask: WrMask, length: u32, resid: u32) -> Option<u8> {
+    if resid == length || resid == 0 {
+        return None;
+    }
+    let rc = matches!(qp_type, QpType::Rc);
+    Some(if mask.contains(WrMask::SEND) {
+        if rc {
+            RC_SEND_MIDDLE
+        } else {
+            UC_SEND_MIDDLE
+        }
+    } else if rc {
+        RC_RDMA_WRITE_MIDDLE
+    } else {
+        UC_RDMA_WRITE_MIDDLE
+    })
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! The decisions of the responder (`rxe_resp.c`) before it executes a request: the PSN check
+//! (in sequence, out of sequence, duplicate), the opcode sequence (IBA 9.8.3), the QP's remote
+//! access rights, and what a duplicate request gets. Pure functions of PSNs, opcodes and
+//! masks; the engine (`rxe/resp.rs`) sends the NAKs and ACKs, replays, and keeps the state.
+
+use super::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
+use super::opcode::{
+    Mask, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+    RC_RDMA_WRITE_MIDDLE, RC_SEND_FIRST, RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE,
+    RC_SEND_LAST_WITH_INVALIDATE, RC_SEND_MIDDLE,
+};
+use super::psn::{psn_add, psn_diff, PSN_MASK};
+
+/// `IB_ACCESS_FLUSH_GLOBAL`.
+pub const ACCESS_FLUSH_GLOBAL: u32 = 1 << 8;
+/// `IB_ACCESS_FLUSH_PERSISTENT`.
+pub const ACCESS_FLUSH_PERSISTENT: u32 = 1 << 9;
+
+/// Where an RC request's PSN stands ([`check_psn_rc`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcPsn {
+    /// The PSN expected: go on (and clear `sent_psn_nak`).
+    Expected,
+    /// Ahead of the PSN expected: packets were lost. Drop it; NAK "PSN sequence error" with
+    /// the expected PSN if `nak` (the first time since the last packet in sequence), and set
+    /// `sent_psn_nak` (C `RESPST_ERR_PSN_OUT_OF_SEQ`, or `RESPST_CLEANUP` once NAKed).
+    OutOfSequence {
+        /// Send the NAK.
+        nak: bool,
+    },
+    /// Behind the PSN expected: a request already executed (C `RESPST_DUPLICATE_REQUEST`).
+    Duplicate,
+}
+
+/// C `check_psn`, RC: `psn` of a request against `expected` (`resp.psn`); `sent_psn_nak` says
+/// the out-of-sequence NAK was already sent. (The engine counts every out-of-sequence packet
+/// in `OutOfSeqReq`, C only the NAKed ones.)
+pub const fn check_psn_rc(psn: u32, expected: u32, sent_psn_nak: bool) -> RcPsn {
+    let diff = psn_diff(psn, expected);
+    if diff > 0 {
+        RcPsn::OutOfSequence { nak: !sent_psn_nak }
+    } else if diff < 0 {
+        RcPsn::Duplicate
+    } else {
+        RcPsn::Expected
+    }
+}
+
+/// Where a UC request's PSN stands ([`check_psn_uc`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UcPsn {
+    /// The PSN expected, no message being dropped: go on.
+    InSequence,
+    /// A lost packet or a message being dropped, and this packet starts a new message: start
+    /// over from it (`resp.psn` = its PSN, `drop_msg` cleared, the message in progress
+    /// abandoned).
+    Restart,
+    /// A lost packet or a message being dropped, inside a message: drop it and the rest of
+    /// the message (`drop_msg` set).
+    Drop,
+}
+
+/// C `check_psn`, UC: UC has no retries, so a gap drops the rest of the message and the
+/// responder resynchronises at the next FIRST or ONLY packet (`start`). Unlike C, which leaves
+/// `resp.opcode` as it was, the restart forgets the message in progress, so the new message's
+/// first packet passes [`check_op_seq`] (C drops it as "missing last", class D1E).
+pub const fn check_psn_uc(psn: u32, expected: u32, drop_msg: bool, start: bool) -> UcPsn {
+    if psn == expected && !drop_msg {
+        UcPsn::InSequence
+    } else if start {
+        UcPsn::Restart
+    } else {
+        UcPsn::Drop
+    }
+}
+
+/// An opcode sequence violation ([`check_op_seq`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpSeq {
+    /// The packet may follow the one before.
+    Ok,
+    /// A MIDDLE or LAST with no message in progress (C `RESPST_ERR_MISSING_OPCODE_FIRST`; on
+    /// UC: drop the message).
+    MissingFirst,
+    /// A message in progress and this packet is not its MIDDLE or LAST (C
+    /// `RESPST_ERR_MISSING_OPCODE_LAST_C`, UC `_D1E`).
+    MissingLast,
+}
+
+/// C `check_op_seq` (IBA 9.8.3, C9-93 … C9-96): whether opcode `op` may follow `prev`, the
+/// opcode of the last packet of the message in progress (`None` between messages). A SEND
+/// continues with SEND MIDDLE or LAST (with immediate or invalidate), an RDMA WRITE with WRITE
+/// MIDDLE or LAST (with immediate); between messages no MIDDLE or LAST may come. Compares the
+/// low five bits, so it serves RC and UC alike (the receive path has checked the transport).
+pub const fn check_op_seq(prev: Option<u8>, op: u8) -> OpSeq {
+    let base = op & 0x1f;
+    let in_send =
+        matches!(prev, Some(p) if p & 0x1f == RC_SEND_FIRST || p & 0x1f == RC_SEND_MIDDLE);
+    let in_write = matches!(
+        prev,
+        Some(p) if p & 0x1f == RC_RDMA_WRITE_FIRST || p & 0x1f == RC_RDMA_WRITE_MIDDLE
+    );
+    let cont_send = matches!(
+        base,
+        RC_SEND_MIDDLE | RC_SEND_LAST | RC_SEND_LAST_WITH_IMMEDIATE | RC_SEND_LAST_WITH_INVALIDATE
+    );
+    let cont_write = matches!(
+        base,
+        RC_RDMA_WRITE_MIDDLE | RC_RDMA_WRITE_LAST | RC_RDMA_WRITE_LAST_WITH_IMMEDIATE
+    );
+    if in_send {
+        if cont_send {
+            OpSeq::Ok
+        } else {
+            OpSeq::MissingLast
+        }
+    } else if in_write {
+        if cont_write {
+            OpSeq::Ok
+        } else {
+            OpSeq::MissingLast
+        }
+    } else if cont_send || cont_write {
+        OpSeq::MissingFirst
+    } else {
+        OpSeq::Ok
+    }
+}
+
+/// The remote rights (`IB_ACCESS_*`) a request of opcode mask `mask` needs, of the QP
+/// (`check_op_valid`) and of the MR its RETH names (`check_rkey`): REMOTE_READ for a read,
+/// REMOTE_ATOMIC for an atomic, REMOTE_WRITE for a write or an atomic write, for a FLUSH the
+/// rights of its FETH placement type `flush_placement` (bit 0 global, bit 1 persistent); none
+/// for a SEND.
+pub const fn required_access(mask: Mask, flush_placement: u8) -> u32 {
+    if mask.contains(Mask::READ) {
+        ACCESS_REMOTE_READ
+    } else if mask.contains(Mask::ATOMIC) {
+        ACCESS_REMOTE_ATOMIC
+    } else if mask.contains(Mask::WRITE) || mask.contains(Mask::ATOMIC_WRITE) {
+        ACCESS_REMOTE_WRITE
+    } else if mask.contains(Mask::FLUSH) {
+        let mut need = 0;
+        if flush_placement & 1 != 0 {
+            need |= ACCESS_FLUSH_GLOBAL;
+        }
+        if flush_placement & 2 != 0 {
+            need |= ACCESS_FLUSH_PERSISTENT;
+        }
+        need
+    } else {
+        0
+    }
+}
+
+/// C `check_op_valid` / `check_qp_attr_access`: whether QP access flags `qp_access_flags`
+/// allow a request of opcode mask `mask` (FETH placement type `flush_placement`). The engine
+/// applies it on RC (failure: NAK invalid request, QP to error) and on UC (failure: drop the
+/// message), where C checks only the WRITE right on UC; the two agree, as UC carries no read,
+/// atomic or flush.
+pub const fn check_op_valid(qp_access_flags: u32, mask: Mask, flush_placement: u8) -> bool {
+    required_access(mask, flush_placement) & !qp_access_flags == 0
+}
+
+/// What a duplicate RC request gets ([`duplicate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Duplicate {
+    /// A read: send its responses again, from its PSN, without moving `resp.psn` or the MSN.
+    ReplayRead,
+    /// An atomic: send the acknowledgement of the recorded result again, if the atomic is
+    /// still recorded (else drop it: class D).
+    ReplayAtomic,
+    /// Anything else: acknowledge again, with the PSN before the one expected (C9-105).
+    Ack {
+        /// The PSN of the ACK.
+        psn: u32,
+    },
+}
+
+/// C `duplicate_request`: what a request behind `expected` (`resp.psn`) with opcode mask `mask`
+/// gets. Unlike C, a duplicate read is re-executed from its own RETH rather than checked
+/// against a recorded read (C: "a subset of it"), and a duplicate FLUSH or ATOMIC WRITE is
+/// re-acknowledged rather than replayed from a resource; the ACK's PSN is `resp.psn - 1`
+/// (C: `ack_psn - 1`).
+pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
+    if mask.contains(Mask::READ) {
+        Duplicate::ReplayRead
+    } else if mask.contains(Mask::ATOMIC) {
+        Duplicate::ReplayAtomic
+    } else {
+        Duplicate::Ack {
+            psn: psn_add(expected, PSN_MASK),
+        }
+    }
+}

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! The responder's decisions (`proto::resp`) against the cases of C `rxe_resp.c` and IBA
+//! 9.8.3, and PSN wraparound.
+
+use proptest::prelude::*;
+
+use crate::proto::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
+use crate::proto::opcode::{self, opcode_info, Mask};
+use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
+use crate::proto::resp::{
+    check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, required_access,
+    Duplicate, OpSeq, RcPsn, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+};
+
+fn mask(op: u8) -> Mask {
+    opcode_info(op).unwrap().mask
+}
+
+// --- check_psn -------------------------------------------------------------------------------
+
+#[test]
+fn rc_psn_expected_behind_and_ahead() {
+    // C check_psn, RC: diff == 0 → go on; diff < 0 → RESPST_DUPLICATE_REQUEST.
+    assert_eq!(check_psn_rc(500, 500, false), RcPsn::Expected);
+    assert_eq!(check_psn_rc(500, 500, true), RcPsn::Expected);
+    assert_eq!(check_psn_rc(499, 500, false), RcPsn::Duplicate);
+    assert_eq!(check_psn_rc(499, 500, true), RcPsn::Duplicate);
+    // Across the wrap: PSN_MASK is one behind 0, 1 one ahead of 0.
+    assert_eq!(check_psn_rc(PSN_MASK, 0, false), RcPsn::Duplicate);
+    assert_eq!(
+        check_psn_rc(0, PSN_MASK, false),
+        RcPsn::OutOfSequence { nak: true }
+    );
+}
+
+#[test]
+fn rc_psn_ahead_is_naked_once() {
+    // C check_psn, RC: diff > 0 → RESPST_ERR_PSN_OUT_OF_SEQ the first time (NAK with the
+    // expected PSN), then RESPST_CLEANUP while sent_psn_nak is set.
+    assert_eq!(
+        check_psn_rc(503, 500, false),
+        RcPsn::OutOfSequence { nak: true }
+    );
+    assert_eq!(
+        check_psn_rc(504, 500, true),
+        RcPsn::OutOfSequence { nak: false }
+    );
+}
+
+#[test]
+fn rc_psn_nak_once_then_again_after_recovery() {
+    // A sequence of arrivals with loss, as the engine threads `sent_psn_nak`: one NAK per gap.
+    let mut sent_nak = false;
+    let mut naks = 0;
+    let expected = 10;
+    for psn in [12, 13, 14, 10] {
+        match check_psn_rc(psn, expected, sent_nak) {
+            RcPsn::OutOfSequence { nak } => {
+                if nak {
+                    naks += 1;
+                    sent_nak = true;
+                }
+            }
+            RcPsn::Expected => sent_nak = false,
+            RcPsn::Duplicate => panic!("no duplicate here"),
+        }
+    }
+    assert_eq!(naks, 1);
+    assert!(!sent_nak, "the packet in sequence clears it");
+    assert_eq!(
+        check_psn_rc(13, 11, sent_nak),
+        RcPsn::OutOfSequence { nak: true }
+    );
+}
+
+#[test]
+fn uc_psn_gap_drops_until_the_next_first() {
+    // C check_psn, UC: in sequence → go on; a gap or drop_msg: a START packet restarts, any
+    // other packet sets drop_msg and is dropped.
+    assert_eq!(check_psn_uc(7, 7, false, false), UcPsn::InSequence);
+    assert_eq!(check_psn_uc(9, 7, false, false), UcPsn::Drop);
+    assert_eq!(check_psn_uc(10, 7, true, false), UcPsn::Drop);
+    assert_eq!(check_psn_uc(7, 7, true, false), UcPsn::Drop);
+    assert_eq!(check_psn_uc(11, 7, true, true), UcPsn::Restart);
+    assert_eq!(check_psn_uc(7, 7, true, true), UcPsn::Restart);
+    // UC has no duplicates: a packet behind is a gap too.
+    assert_eq!(check_psn_uc(5, 7, false, true), UcPsn::Restart);
+}
+
+// --- check_op_seq (IBA 9.8.3) ----------------------------------------------------------------
+
+#[test]
+fn op_seq_inside_a_send() {
+    use opcode::*;
+    // C check_op_seq, RC: after SEND FIRST / MIDDLE only SEND MIDDLE / LAST* (C9-95).
+    for prev in [RC_SEND_FIRST, RC_SEND_MIDDLE] {
+        for op in [
+            RC_SEND_MIDDLE,
+            RC_SEND_LAST,
+            RC_SEND_LAST_WITH_IMMEDIATE,
+            RC_SEND_LAST_WITH_INVALIDATE,
+        ] {
+            assert_eq!(check_op_seq(Some(prev), op), OpSeq::Ok);
+        }
+        for op in [
+            RC_SEND_FIRST,
+            RC_SEND_ONLY,
+            RC_RDMA_WRITE_MIDDLE,
+            RC_RDMA_WRITE_LAST,
+            RC_RDMA_READ_REQUEST,
+            RC_COMPARE_SWAP,
+        ] {
+            assert_eq!(
+                check_op_seq(Some(prev), op),
+                OpSeq::MissingLast,
+                "{prev} {op}"
+            );
+        }
+    }
+}
+
+#[test]
+fn op_seq_inside_a_write() {
+    use opcode::*;
+    // C check_op_seq, RC: after WRITE FIRST / MIDDLE only WRITE MIDDLE / LAST*.
+    for prev in [RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_MIDDLE] {
+        for op in [
+            RC_RDMA_WRITE_MIDDLE,
+            RC_RDMA_WRITE_LAST,
+            RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+        ] {
+            assert_eq!(check_op_seq(Some(prev), op), OpSeq::Ok);
+        }
+        for op in [
+            RC_RDMA_WRITE_FIRST,
+            RC_RDMA_WRITE_ONLY,
+            RC_SEND_MIDDLE,
+            RC_SEND_LAST,
+            RC_SEND_ONLY,
+            RC_FETCH_ADD,
+        ] {
+            assert_eq!(
+                check_op_seq(Some(prev), op),
+                OpSeq::MissingLast,
+                "{prev} {op}"
+            );
+        }
+    }
+}
+
+#[test]
+fn op_seq_between_messages() {
+    use opcode::*;
+    // C check_op_seq, RC default: no MIDDLE or LAST without a FIRST (C9-94).
+    for op in [
+        RC_SEND_MIDDLE,
+        RC_SEND_LAST,
+        RC_SEND_LAST_WITH_IMMEDIATE,
+        RC_SEND_LAST_WITH_INVALIDATE,
+        RC_RDMA_WRITE_MIDDLE,
+        RC_RDMA_WRITE_LAST,
+        RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+    ] {
+        assert_eq!(check_op_seq(None, op), OpSeq::MissingFirst);
+    }
+    for op in [
+        RC_SEND_FIRST,
+        RC_SEND_ONLY,
+        RC_SEND_ONLY_WITH_IMMEDIATE,
+        RC_SEND_ONLY_WITH_INVALIDATE,
+        RC_RDMA_WRITE_FIRST,
+        RC_RDMA_WRITE_ONLY,
+        RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+        RC_RDMA_READ_REQUEST,
+        RC_COMPARE_SWAP,
+        RC_FETCH_ADD,
+        RC_ATOMIC_WRITE,
+        RC_FLUSH,
+    ] {
+        assert_eq!(check_op_seq(None, op), OpSeq::Ok);
+    }
+}
+
+#[test]
+fn op_seq_uc_matches_rc() {
+    use opcode::*;
+    // C check_op_seq, UC: the same rules on UC opcodes (violations drop the message, D1E).
+    assert_eq!(check_op_seq(Some(UC_SEND_FIRST), UC_SEND_LAST), OpSeq::Ok);
+    assert_eq!(
+        check_op_seq(Some(UC_SEND_MIDDLE), UC_SEND_FIRST),
+        OpSeq::MissingLast
+    );
+    assert_eq!(
+        check_op_seq(Some(UC_RDMA_WRITE_FIRST), UC_RDMA_WRITE_LAST_WITH_IMMEDIATE),
+        OpSeq::Ok
+    );
+    assert_eq!(
+        check_op_seq(Some(UC_RDMA_WRITE_MIDDLE), UC_SEND_ONLY),
+        OpSeq::MissingLast
+    );
+    assert_eq!(
+        check_op_seq(None, UC_RDMA_WRITE_MIDDLE),
+        OpSeq::MissingFirst
+    );
+    assert_eq!(check_op_seq(None, UC_SEND_ONLY_WITH_IMMEDIATE), OpSeq::Ok);
+}
+
+// --- check_op_valid --------------------------------------------------------------------------
+
+#[test]
+fn op_valid_checks_the_qp_rights() {
+    use opcode::*;
+    // C check_qp_attr_access.
+    assert_eq!(required_access(mask(RC_SEND_ONLY), 0), 0);
+    assert_eq!(
+        required_access(mask(RC_RDMA_READ_REQUEST), 0),
+        ACCESS_REMOTE_READ
+    );
+    assert_eq!(
+        required_access(mask(RC_RDMA_WRITE_FIRST), 0),
+        ACCESS_REMOTE_WRITE
+    );
+    assert_eq!(
+        required_access(mask(RC_RDMA_WRITE_MIDDLE), 0),
+        ACCESS_REMOTE_WRITE
+    );
+    assert_eq!(
+        required_access(mask(RC_ATOMIC_WRITE), 0),
+        ACCESS_REMOTE_WRITE
+    );
+    assert_eq!(required_access(mask(RC_FETCH_ADD), 0), ACCESS_REMOTE_ATOMIC);
+    assert_eq!(
+        required_access(mask(RC_COMPARE_SWAP), 0),
+        ACCESS_REMOTE_ATOMIC
+    );
+    assert_eq!(required_access(mask(RC_FLUSH), 1), ACCESS_FLUSH_GLOBAL);
+    assert_eq!(required_access(mask(RC_FLUSH), 2), ACCESS_FLUSH_PERSISTENT);
+    assert_eq!(
+        required_access(mask(RC_FLUSH), 3),
+        ACCESS_FLUSH_GLOBAL | ACCESS_FLUSH_PERSISTENT
+    );
+
+    assert!(check_op_valid(0, mask(RC_SEND_ONLY), 0));
+    assert!(!check_op_valid(
+        ACCESS_REMOTE_WRITE,
+        mask(RC_RDMA_READ_REQUEST),
+        0
+    ));
+    assert!(check_op_valid(
+        ACCESS_REMOTE_READ,
+        mask(RC_RDMA_READ_REQUEST),
+        0
+    ));
+    assert!(!check_op_valid(
+        ACCESS_REMOTE_READ,
+        mask(RC_RDMA_WRITE_ONLY),
+        0
+    ));
+    assert!(!check_op_valid(ACCESS_REMOTE_WRITE, mask(RC_FETCH_ADD), 0));
+    assert!(check_op_valid(ACCESS_FLUSH_GLOBAL, mask(RC_FLUSH), 1));
+    assert!(!check_op_valid(ACCESS_FLUSH_GLOBAL, mask(RC_FLUSH), 3));
+    // UC write without REMOTE_WRITE (C: drop_msg).
+    assert!(!check_op_valid(0, mask(UC_RDMA_WRITE_FIRST), 0));
+    assert!(check_op_valid(0, mask(UC_SEND_FIRST), 0));
+}
+
+// --- duplicate_request -----------------------------------------------------------------------
+
+#[test]
+fn duplicates_are_reacked_or_replayed() {
+    use opcode::*;
+    // C duplicate_request: SEND / WRITE → ACK with the PSN before the expected one (C9-105);
+    // READ → replay the responses; atomics → replay the recorded result.
+    assert_eq!(
+        duplicate(mask(RC_SEND_ONLY), 100),
+        Duplicate::Ack { psn: 99 }
+    );
+    assert_eq!(
+        duplicate(mask(RC_RDMA_WRITE_MIDDLE), 0),
+        Duplicate::Ack { psn: PSN_MASK }
+    );
+    assert_eq!(
+        duplicate(mask(RC_RDMA_READ_REQUEST), 100),
+        Duplicate::ReplayRead
+    );
+    assert_eq!(duplicate(mask(RC_FETCH_ADD), 100), Duplicate::ReplayAtomic);
+    assert_eq!(
+        duplicate(mask(RC_COMPARE_SWAP), 100),
+        Duplicate::ReplayAtomic
+    );
+}
+
+// --- properties ------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// Only PSN differences matter.
+    #[test]
+    fn psn_checks_are_invariant_under_shift(
+        psn in 0..=PSN_MASK,
+        expected in 0..=PSN_MASK,
+        flag in any::<bool>(),
+        start in any::<bool>(),
+        k in 0..=PSN_MASK,
+    ) {
+        let (p, e) = (psn_add(psn, k), psn_add(expected, k));
+        prop_assert_eq!(check_psn_rc(p, e, flag), check_psn_rc(psn, expected, flag));
+        prop_assert_eq!(check_psn_uc(p, e, flag, start), check_psn_uc(psn, expected, flag, start));
+        let op = opcode::RC_SEND_ONLY;
+        let shifted = match duplicate(mask(op), e) {
+            Duplicate::Ack { psn } => psn,
+            other => return Err(TestCaseError::fail(std::format!("{other:?}"))),
+        };
+        prop_assert_eq!(shifted, psn_add(expected, k + PSN_MASK));
+    }
+
+    /// RC: behind is a duplicate, ahead out of sequence, by the sign of the 24-bit distance.
+    #[test]
+    fn rc_psn_classifies_by_distance(
+        expected in 0..=PSN_MASK,
+        d in -(1i32 << 23)..(1i32 << 23),
+        flag in any::<bool>(),
+    ) {
+        let psn = psn_add(expected, d as u32);
+        prop_assert_eq!(psn_diff(psn, expected), d);
+        let want = if d > 0 {
+            RcPsn::OutOfSequence { nak: !flag }
+        } else if d < 0 {
+            RcPsn::Duplicate
+        } else {
+            RcPsn::Expected
+        };
+        prop_assert_eq!(check_psn_rc(psn, expected, flag), want);
+    }
+
+    /// Every opcode sequence a requester sends (FIRST MIDDLE* LAST, or ONLY, per message)
+    /// passes check_op_seq, and any MIDDLE/LAST spliced in between messages is refused.
+    #[test]
+    fn well_formed_messages_pass_op_seq(
+        msgs in proptest::collection::vec((0u8..4, 0u32..5), 1..20),
+        uc in any::<bool>(),
+    ) {
+        use opcode::*;
+        let class = if uc { 0x20 } else { 0 };
+        let mut prev: Option<u8> = None;
+        for (kind, middles) in msgs {
+            let ops: std::vec::Vec<u8> = match kind {
+                0 => [RC_SEND_ONLY].to_vec(),
+                1 => core::iter::once(RC_SEND_FIRST)
+                    .chain(core::iter::repeat_n(RC_SEND_MIDDLE, middles as usize))
+                    .chain(core::iter::once(RC_SEND_LAST_WITH_IMMEDIATE))
+                    .collect(),
+                2 => [RC_RDMA_WRITE_ONLY].to_vec(),
+                _ => core::iter::once(RC_RDMA_WRITE_FIRST)
+                    .chain(core::iter::repeat_n(RC_RDMA_WRITE_MIDDLE, middles as usize))
+                    .chain(core::iter::once(RC_RDMA_WRITE_LAST))
+                    .collect(),
+            };
+            // Between messages a LAST is refused (C9-94).
+            prop_assert_eq!(check_op_seq(prev, class | RC_SEND_LAST), OpSeq::MissingFirst);
+            prop_assert_eq!(check_op_seq(prev, class | RC_RDMA_WRITE_MIDDLE), OpSeq::MissingFirst);
+            for op in ops {
+                let op = class | op;
+                prop_assert_eq!(check_op_seq(prev, op), OpSeq::Ok);
+                // Inside a message a new ONLY is refused (C9-95).
+                if prev.is_some() {
+                    prop_assert_eq!(check_op_seq(prev, class | RC_SEND_ONLY), OpSeq::MissingLast);
+                }
+                let end = mask(op).contains(Mask::END);
+                prev = if end { None } else { Some(op) };
+            }
+            prop_assert_eq!(prev, None);
+        }
+    }
+}
