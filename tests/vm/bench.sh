@@ -12,18 +12,27 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per perftest run (server and client 
 BW_ITERS=${BW_ITERS:-5000}        # ib_*_bw at BW_SIZE: 5000 x 64 KiB = 312 MiB each
 LAT_ITERS=${LAT_ITERS:-5000}      # ib_*_lat at LAT_SIZE
 BW_SIZE=65536 LAT_SIZE=2
-TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat}
+TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat ib_send_lat_ev}
 DRIVERS=${DRIVERS:-c rs}
+# PIN=0: no CPU pinning (the scheduler places server and client).
+if [ "${PIN:-1}" = 1 ]; then SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1"; else SERVER_CPU= CLIENT_CPU=; fi
 port=18700 # perftest's TCP port: a new one per run (perf runs in a subshell: counted by the caller)
 declare -A result
 
-# perf TEST: one perftest run on rxe0; prints the number for the table, or nothing.
+# perf TEST: one perftest run on rxe0; prints the number for the table, or nothing. TEST is a
+# perftest program, or ib_send_lat_ev: ib_send_lat -e (both sides sleep on CQ events instead of
+# busy-polling).
 perf() {
-	local t=$1 size=$BW_SIZE n=$BW_ITERS col=4 gid
-	case $t in *_lat) size=$LAT_SIZE n=$LAT_ITERS col=5 ;; esac # t_typical; bw: BW average
+	local t=$1 prog=$1 size=$BW_SIZE n=$BW_ITERS col=4 gid flags=()
+	case $t in *_lat | *_lat_ev) size=$LAT_SIZE n=$LAT_ITERS col=5 ;; esac # t_typical; bw: BW average
+	case $t in *_ev) prog=${t%_ev} flags=(-e) ;; esac
 	gid=$(gid_ipv4 rxe0)
-	serve "$TEST_TIMEOUT" "tcp_listening $port" "$t" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" -- \
-		"$t" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
+	# Server on CPU 0, client on CPU 1, the same placement every run. (Latency under TCG is
+	# bimodal per boot all the same: a busy-polling peer sees a completion when TCG switches to
+	# its vCPU, at the next interrupt; see Documentation/data-path.md, "Latency under TCG".)
+	# shellcheck disable=SC2086 # the CPU prefixes are words or nothing
+	serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" -- \
+		$CLIENT_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
 	# The client's result line: "#bytes #iterations …" then the numbers.
 	awk -v s="$size" -v c="$col" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "/tmp/$t.out"
 }
