@@ -10,6 +10,8 @@
 # the transport does. Data, read responses and requests are all lossy.
 . "$(dirname "$0")/lib.sh"
 modprobe -q sch_netem
+T=200 # seconds per case; KASAN + lockdep under TCG are ≈ 5 × slower (and retransmit more)
+[ "${VARIANT:-stock}" != debug ] || T=1000
 check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" sh -ec '
 	ip netns add rxel
 	ip link add vl0 type veth peer name vl1
@@ -26,17 +28,17 @@ check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" sh -ec '
 	rdma link add rxl0 type rxe netdev vl0
 	ip netns exec rxel rdma link add rxl1 type rxe netdev vl1'
 gid0=$(gid_ipv4 rxl0); gid1=$(gid_ipv4 rxl1)
-check "ibv_rc_pingpong -c 500 x 4 KiB, lossy" serve 200 "sleep 2" \
+check "ibv_rc_pingpong -c 500 x 4 KiB, lossy" serve "$T" "sleep 2" \
 	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 500 -s 4096 -c -- \
 	ibv_rc_pingpong -d rxl0 -g "$gid0" -n 500 -s 4096 -c 10.20.0.2
 if [ "${1:-}" != quick ]; then
-check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024, lossy" serve 200 "sleep 2" \
+check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024, lossy" serve "$T" "sleep 2" \
 	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 100 -s 65536 -m 1024 -c -- \
 	ibv_rc_pingpong -d rxl0 -g "$gid0" -n 100 -s 65536 -m 1024 -c 10.20.0.2
-check "ib_write_bw 200 x 64 KiB, lossy" serve 200 "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
+check "ib_write_bw 200 x 64 KiB, lossy" serve "$T" "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
 	ip netns exec rxel ib_write_bw -d rxl1 -x "$gid1" -s 65536 -n 200 -F -- \
 	ib_write_bw -d rxl0 -x "$gid0" -s 65536 -n 200 -F 10.20.0.2
-check "ib_read_bw 200 x 64 KiB, lossy" serve 200 "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
+check "ib_read_bw 200 x 64 KiB, lossy" serve "$T" "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
 	ip netns exec rxel ib_read_bw -d rxl1 -x "$gid1" -s 65536 -n 200 -F -- \
 	ib_read_bw -d rxl0 -x "$gid0" -s 65536 -n 200 -F 10.20.0.2
 fi
