@@ -161,10 +161,13 @@ const fn is_read_response(opcode: u8) -> bool {
 ///   complete, as `complete_wqe` moves `comp.psn` past it.)
 /// - Read responses must come in order: one ahead of `comp_psn` retries. (C ignores it and
 ///   waits for the timeout; the engine starts one retry per lack of progress instead, see
-///   `Documentation/data-path.md`.) A read response for a WQE that is not a read is ignored
-///   (C fails the WQE with `IB_WC_FATAL_ERR`).
+///   `Documentation/data-path.md`.) A zero-length READ RESPONSE ONLY with an ACK syndrome
+///   acknowledges a FLUSH or an ATOMIC WRITE, as in C (whose responder answers them so). Any
+///   other read response for a WQE that is not a read is ignored (C fails the WQE with
+///   `IB_WC_FATAL_ERR`).
 /// - An ATOMIC ACKNOWLEDGE counts only for an atomic WQE and its PSN.
-/// - A plain ACK moves `comp_psn` on and completes the WQE at its last PSN, but never a read
+/// - A plain ACK moves `comp_psn` on and completes the WQE at its last PSN (a FLUSH or an
+///   ATOMIC WRITE too: older rxe-rs responders answer them with one), but never a read
 ///   or an atomic, whose data the ACK does not carry (C would complete a read on the plain
 ///   ACK a responder sends for a duplicate request).
 /// - RNR NAK: the RNR retry; its PSN also acknowledges what came before (C leaves
@@ -194,6 +197,25 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
         return Check::Drop;
     }
     if pkt.mask.contains(Mask::READ) || is_read_response(pkt.opcode) {
+        // FLUSH and ATOMIC WRITE: C's responder acknowledges them with a zero-length READ
+        // RESPONSE ONLY carrying an AETH (`send_read_response_ack`), which C `check_ack` takes
+        // as their acknowledgement (`COMPST_WRITE_SEND` / `COMPST_READ` without data). The
+        // plain ACK below completes them as well, so responders that send one (older rxe-rs)
+        // still work.
+        if head
+            .mask
+            .intersects(WrMask::FLUSH.union(WrMask::ATOMIC_WRITE))
+            && pkt.opcode == RC_RDMA_READ_RESPONSE_ONLY
+        {
+            return match pkt.syndrome {
+                Some(Syndrome::Ack { .. }) => Check::Ack {
+                    comp_psn: psn_add(psn, 1),
+                    complete: head.sent && psn == head.last_psn,
+                },
+                Some(Syndrome::Nak(code)) => nak_check(code),
+                _ => Check::Drop,
+            };
+        }
         if head.wr_opcode != IB_WR_RDMA_READ && head.wr_opcode != IB_WR_RDMA_READ_WITH_INV {
             return Check::Drop;
         }

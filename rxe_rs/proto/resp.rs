@@ -172,6 +172,10 @@ pub enum Duplicate {
     /// An atomic: send the acknowledgement of the recorded result again, if the atomic is
     /// still recorded (else drop it: class D).
     ReplayAtomic,
+    /// A FLUSH or an ATOMIC WRITE: if it is still recorded among the responder resources,
+    /// acknowledge it again with a zero-length READ RESPONSE ONLY at its own PSN, without
+    /// executing it again (else drop it: class D).
+    ReplayReadResponseAck,
     /// Anything else: acknowledge again, with the PSN before the one expected (C9-105).
     Ack {
         /// The PSN of the ACK.
@@ -180,12 +184,19 @@ pub enum Duplicate {
 }
 
 /// C `duplicate_request`: what a request behind `expected` (`resp.psn`) with opcode mask `mask`
-/// gets. Unlike C, a duplicate read is re-executed from its own RETH rather than checked
-/// against a recorded read (C: "a subset of it"), and a duplicate FLUSH or ATOMIC WRITE is
-/// re-acknowledged rather than replayed from a resource; the ACK's PSN is `resp.psn - 1`
-/// (C: `ack_psn - 1`).
+/// gets. A duplicate FLUSH or ATOMIC WRITE is looked up among the responder resources and,
+/// found, acknowledged again as C's replay of `process_flush` / `atomic_write_reply` does
+/// (`acknowledge` → `send_read_response_ack`). Unlike C, a duplicate read is re-executed from
+/// its own RETH rather than checked against a recorded read (C: "a subset of it"); the ACK's
+/// PSN is `resp.psn - 1` (C: `ack_psn - 1`).
 pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
-    if mask.contains(Mask::READ) {
+    if mask.contains(Mask::SEND) || mask.contains(Mask::WRITE) {
+        Duplicate::Ack {
+            psn: psn_add(expected, PSN_MASK),
+        }
+    } else if mask.contains(Mask::FLUSH) || mask.contains(Mask::ATOMIC_WRITE) {
+        Duplicate::ReplayReadResponseAck
+    } else if mask.contains(Mask::READ) {
         Duplicate::ReplayRead
     } else if mask.contains(Mask::ATOMIC) {
         Duplicate::ReplayAtomic
@@ -193,5 +204,33 @@ pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
         Duplicate::Ack {
             psn: psn_add(expected, PSN_MASK),
         }
+    }
+}
+
+/// How the responder acknowledges an RC request it executed ([`reply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Nothing (no AckReq).
+    None,
+    /// An ACKNOWLEDGE with an ACK syndrome.
+    Ack,
+    /// An ATOMIC ACKNOWLEDGE with the original value.
+    AtomicAck,
+    /// A zero-length RDMA READ RESPONSE ONLY with an ACK syndrome (FLUSH, ATOMIC WRITE).
+    ReadResponseAck,
+}
+
+/// C `acknowledge` (successful case): an atomic gets its ATOMIC ACKNOWLEDGE, a FLUSH or ATOMIC
+/// WRITE a zero-length READ RESPONSE ONLY with an AETH (`send_read_response_ack`), whether or
+/// not it asked for an acknowledgement; anything else an ACK if `ack_req`.
+pub const fn reply(mask: Mask, ack_req: bool) -> Reply {
+    if mask.contains(Mask::ATOMIC) {
+        Reply::AtomicAck
+    } else if mask.contains(Mask::FLUSH) || mask.contains(Mask::ATOMIC_WRITE) {
+        Reply::ReadResponseAck
+    } else if ack_req {
+        Reply::Ack
+    } else {
+        Reply::None
     }
 }

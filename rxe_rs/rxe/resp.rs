@@ -24,7 +24,7 @@ use crate::proto::{
     psn::psn_add,
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
-    resp::{self as decide, Duplicate, OpSeq, RcPsn, UcPsn},
+    resp::{self as decide, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
         IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
@@ -111,9 +111,10 @@ pub(crate) struct RespState {
     recv: Option<KBox<RecvInProgress>>,
     write: Option<WriteTarget>,
     read: Option<ReadReply>,
-    /// Executed atomics (PSN, original value), replayed for duplicates: the responder resources
-    /// of C's `rxe_prepare_res` for atomics, one per `max_dest_rd_atomic` the requester may
-    /// have outstanding (reads are re-executed from the request, as C replays them).
+    /// Executed atomics (PSN, original value), FLUSHes and ATOMIC WRITEs (PSN, 0), replayed for
+    /// duplicates: the responder resources of C's `rxe_prepare_res`, one per
+    /// `max_dest_rd_atomic` the requester may have outstanding (reads are re-executed from the
+    /// request, as C replays them).
     atomics: AtomicResults,
     /// The RQ's consumer index.
     rq_consumer: Index,
@@ -455,8 +456,19 @@ impl QpShared {
             }
             eng.resp.write = None;
         }
-        if self.qp_type == QpType::Rc && bth.ack_req {
-            self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn);
+        if self.qp_type != QpType::Rc {
+            return;
+        }
+        // C `acknowledge`: a FLUSH or an ATOMIC WRITE is answered with a zero-length READ
+        // RESPONSE ONLY, and recorded so that a duplicate is answered again (C `rxe_prepare_res`).
+        match decide::reply(mask, bth.ack_req) {
+            Reply::ReadResponseAck => {
+                eng.resp.atomics.record(psn, 0);
+                self.send_read_response_ack(eng, out, psn);
+            }
+            Reply::Ack => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
+            // Atomics are answered where they execute.
+            Reply::AtomicAck | Reply::None => {}
         }
     }
 
@@ -471,6 +483,12 @@ impl QpShared {
                 // Not found: too old, or never executed (class D error): dropped, as C does.
                 if let Some(orig) = eng.resp.atomics.find(psn) {
                     self.send_atomic_ack(eng, out, psn, orig);
+                }
+            }
+            Duplicate::ReplayReadResponseAck => {
+                // Not found: too old, or never executed (class D error): dropped, as C does.
+                if eng.resp.atomics.find(psn).is_some() {
+                    self.send_read_response_ack(eng, out, psn);
                 }
             }
             Duplicate::Ack { psn } => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
@@ -586,6 +604,23 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
+        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+            out.push(pkt);
+        }
+    }
+
+    /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an
+    /// ACK syndrome (C `send_read_response_ack`).
+    fn send_read_response_ack(&self, eng: &Engine, out: &mut Outbox, psn: u32) {
+        let Some(av) = eng.pri_av else { return };
+        let hdrs = Headers {
+            aeth: Some(Aeth {
+                syndrome: Syndrome::ACK_UNLIMITED,
+                msn: eng.resp.msn,
+            }),
+            ..Default::default()
+        };
+        let bth = self.resp_bth(eng, opcode::RC_RDMA_READ_RESPONSE_ONLY, psn);
         if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
             out.push(pkt);
         }

@@ -18,9 +18,9 @@ use crate::proto::qp_state::QpType;
 use crate::proto::resp::{check_op_seq, OpSeq};
 use crate::proto::wqe::{
     next_opcode, wr_opcode_mask, WrMask, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
-    IB_WC_REM_OP_ERR, IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WR_RDMA_READ,
-    IB_WR_RDMA_WRITE, IB_WR_RDMA_WRITE_WITH_IMM, IB_WR_SEND, IB_WR_SEND_WITH_IMM,
-    IB_WR_SEND_WITH_INV,
+    IB_WC_REM_OP_ERR, IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WR_ATOMIC_WRITE,
+    IB_WR_FLUSH, IB_WR_RDMA_READ, IB_WR_RDMA_WRITE, IB_WR_RDMA_WRITE_WITH_IMM, IB_WR_SEND,
+    IB_WR_SEND_WITH_IMM, IB_WR_SEND_WITH_INV,
 };
 
 fn head(wr_opcode: u32, state: WqeState, sent: bool, last_psn: u32) -> HeadWqe {
@@ -235,6 +235,55 @@ fn read_response_for_a_wqe_that_is_not_a_read_is_dropped() {
         Some(Syndrome::ACK_UNLIMITED),
     );
     assert_eq!(check_response(100, &send(100), &only), Check::Drop);
+}
+
+#[test]
+fn flush_and_atomic_write_complete_on_a_read_response_only() {
+    // C check_ack: READ_RESPONSE_ONLY with an ACK syndrome: IB_WR_ATOMIC_WRITE →
+    // COMPST_WRITE_SEND; IB_WR_FLUSH → COMPST_READ (no data, END → complete). C's responder
+    // sends exactly that (rxe_resp.c acknowledge → send_read_response_ack).
+    let only = resp(
+        opcode::RC_RDMA_READ_RESPONSE_ONLY,
+        100,
+        Some(Syndrome::ACK_UNLIMITED),
+    );
+    for op in [IB_WR_FLUSH, IB_WR_ATOMIC_WRITE] {
+        let wqe = head(op, WqeState::Pending, true, 100);
+        assert_eq!(
+            check_response(100, &wqe, &only),
+            Check::Ack {
+                comp_psn: 101,
+                complete: true
+            }
+        );
+        // The plain ACK an older rxe-rs responder sends completes it as well.
+        assert_eq!(
+            check_response(100, &wqe, &ack(100)),
+            Check::Ack {
+                comp_psn: 101,
+                complete: true
+            }
+        );
+        // A NAK in the AETH fails it (C: COMPST_ERROR).
+        let naked = resp(
+            opcode::RC_RDMA_READ_RESPONSE_ONLY,
+            100,
+            Some(Syndrome::Nak(NakCode::RemoteAccessError)),
+        );
+        assert_eq!(
+            check_response(100, &wqe, &naked),
+            Check::Error(IB_WC_REM_ACCESS_ERR)
+        );
+        // Other read responses are not theirs.
+        let first = resp(
+            opcode::RC_RDMA_READ_RESPONSE_FIRST,
+            100,
+            Some(Syndrome::ACK_UNLIMITED),
+        );
+        assert_eq!(check_response(100, &wqe, &first), Check::Drop);
+        // Behind comp.psn: old.
+        assert_eq!(check_response(101, &wqe, &only), Check::Drop);
+    }
 }
 
 // --- check_response: NAKs --------------------------------------------------------------------

@@ -9,8 +9,8 @@ use crate::proto::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_W
 use crate::proto::opcode::{self, opcode_info, Mask};
 use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::resp::{
-    check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, required_access,
-    Duplicate, OpSeq, RcPsn, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+    check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, reply, required_access,
+    Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
 };
 
 fn mask(op: u8) -> Mask {
@@ -289,6 +289,50 @@ fn duplicates_are_reacked_or_replayed() {
         duplicate(mask(RC_COMPARE_SWAP), 100),
         Duplicate::ReplayAtomic
     );
+}
+
+#[test]
+fn duplicate_flush_and_atomic_write_are_acknowledged_from_their_resource() {
+    use opcode::*;
+    // C duplicate_request: RXE_FLUSH_MASK → find_resource, replay → process_flush (replay) →
+    // acknowledge → send_read_response_ack; the final `else` (ATOMIC WRITE) → find_resource,
+    // replay → atomic_write_reply (replay) → the same. Not found: class D, dropped.
+    assert_eq!(
+        duplicate(mask(RC_FLUSH), 100),
+        Duplicate::ReplayReadResponseAck
+    );
+    assert_eq!(
+        duplicate(mask(RC_ATOMIC_WRITE), 100),
+        Duplicate::ReplayReadResponseAck
+    );
+}
+
+// --- acknowledge -----------------------------------------------------------------------------
+
+#[test]
+fn reply_is_as_c_acknowledge() {
+    use opcode::*;
+    // C acknowledge: RXE_ATOMIC_MASK → send_atomic_ack; RXE_FLUSH_MASK | RXE_ATOMIC_WRITE_MASK
+    // → send_read_response_ack (a zero-length READ RESPONSE ONLY), with or without AckReq;
+    // else send_ack if bth_ack.
+    for ack_req in [false, true] {
+        assert_eq!(reply(mask(RC_FLUSH), ack_req), Reply::ReadResponseAck);
+        assert_eq!(
+            reply(mask(RC_ATOMIC_WRITE), ack_req),
+            Reply::ReadResponseAck
+        );
+        assert_eq!(reply(mask(RC_FETCH_ADD), ack_req), Reply::AtomicAck);
+        assert_eq!(reply(mask(RC_COMPARE_SWAP), ack_req), Reply::AtomicAck);
+    }
+    for op in [
+        RC_SEND_ONLY,
+        RC_SEND_LAST,
+        RC_RDMA_WRITE_ONLY,
+        RC_RDMA_WRITE_MIDDLE,
+    ] {
+        assert_eq!(reply(mask(op), true), Reply::Ack);
+        assert_eq!(reply(mask(op), false), Reply::None);
+    }
 }
 
 // --- properties ------------------------------------------------------------------------------
