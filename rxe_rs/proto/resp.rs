@@ -65,7 +65,8 @@ pub enum UcPsn {
 /// C `check_psn`, UC: UC has no retries, so a gap drops the rest of the message and the
 /// responder resynchronises at the next FIRST or ONLY packet (`start`). Unlike C, which leaves
 /// `resp.opcode` as it was, the restart forgets the message in progress, so the new message's
-/// first packet passes [`check_op_seq`] (C drops it as "missing last", class D1E).
+/// first packet passes [`check_op_seq`] (C drops it as "missing last", class D1E). The receive
+/// WQE of the message forgotten goes as C's class D1E says ([`abandon_recv`]).
 pub const fn check_psn_uc(psn: u32, expected: u32, drop_msg: bool, start: bool) -> UcPsn {
     if psn == expected && !drop_msg {
         UcPsn::InSequence
@@ -73,6 +74,32 @@ pub const fn check_psn_uc(psn: u32, expected: u32, drop_msg: bool, start: bool) 
         UcPsn::Restart
     } else {
         UcPsn::Drop
+    }
+}
+
+/// What becomes of the receive WQE of a UC message the responder abandons part-way
+/// ([`abandon_recv`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Abandon {
+    /// Put it back: an RQ WQE is consumed only when it completes, so the next message starts
+    /// it again from its first byte (C class D1: `do_class_d1e_error` resets its DMA state).
+    Reuse,
+    /// Complete it with this `IB_WC_*` status: an SRQ WQE left the SRQ when the message took
+    /// it, and would otherwise be lost (C class E: `do_class_d1e_error` → `RESPST_COMPLETE`).
+    /// The QP stays as it is.
+    Complete(u32),
+}
+
+/// C `do_class_d1e_error` (a UC message left without its LAST packet: a new FIRST or ONLY
+/// after a gap, or out of sequence) and the UC cases of `RESPST_ERR_RKEY_VIOLATION` and
+/// `RESPST_ERR_LENGTH`: the receive WQE in progress, taken from an SRQ (`from_srq`) or the RQ,
+/// is completed with `status` or reused. C uses `IB_WC_REM_INV_REQ_ERR` for a missing LAST or a
+/// length error and `IB_WC_REM_ACCESS_ERR` for an rkey violation.
+pub const fn abandon_recv(from_srq: bool, status: u32) -> Abandon {
+    if from_srq {
+        Abandon::Complete(status)
+    } else {
+        Abandon::Reuse
     }
 }
 

@@ -24,7 +24,7 @@ use crate::proto::{
     psn::psn_add,
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
-    resp::{self as decide, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
+    resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
         IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
@@ -234,10 +234,11 @@ impl QpShared {
             ) {
                 UcPsn::InSequence => {}
                 UcPsn::Restart => {
+                    // The message in progress lost its LAST (C: class D1E).
+                    self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
                     eng.resp.psn = psn;
                     eng.resp.drop_msg = false;
                     eng.resp.opcode = None;
-                    eng.resp.recv = None;
                     eng.resp.write = None;
                 }
                 UcPsn::Drop => {
@@ -261,6 +262,8 @@ impl QpShared {
             if self.qp_type == QpType::Rc {
                 self.fail(eng, out, psn, INVALID);
             } else {
+                // UC: class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
+                self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
                 eng.resp.drop_msg = true;
             }
             return;
@@ -271,6 +274,7 @@ impl QpShared {
             if self.qp_type == QpType::Rc {
                 self.fail(eng, out, psn, INVALID);
             } else {
+                self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
                 eng.resp.drop_msg = true;
             }
             return;
@@ -323,6 +327,8 @@ impl QpShared {
                         if self.qp_type == QpType::Rc {
                             self.fail(eng, out, psn, ACCESS);
                         } else {
+                            // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
+                            self.abandon_recv(eng, IB_WC_REM_ACCESS_ERR);
                             eng.resp.drop_msg = true;
                         }
                         return;
@@ -750,6 +756,20 @@ impl QpShared {
             done += len;
         }
         Ok(())
+    }
+
+    /// A UC message abandoned part-way: its receive WQE, if it has one, is completed with
+    /// `status` when it came from the SRQ (which it has left) or put back in the RQ
+    /// (`proto::resp::abandon_recv`, C `do_class_d1e_error`). The message's state is the
+    /// caller's.
+    fn abandon_recv(&self, eng: &mut Engine, status: u32) {
+        let Some(from_srq) = eng.resp.recv.as_ref().map(|r| !r.from_rq) else {
+            return;
+        };
+        match decide::abandon_recv(from_srq, status) {
+            Abandon::Complete(status) => self.complete_recv_status(eng, status),
+            Abandon::Reuse => eng.resp.recv = None,
+        }
     }
 
     /// Completes the receive WQE of a message that arrived (`do_complete`).

@@ -9,9 +9,11 @@ use crate::proto::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_W
 use crate::proto::opcode::{self, opcode_info, Mask};
 use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::resp::{
-    check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, reply, required_access,
-    Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+    abandon_recv, check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, reply,
+    required_access, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL,
+    ACCESS_FLUSH_PERSISTENT,
 };
+use crate::proto::wqe::{IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR};
 
 fn mask(op: u8) -> Mask {
     opcode_info(op).unwrap().mask
@@ -86,6 +88,32 @@ fn uc_psn_gap_drops_until_the_next_first() {
     assert_eq!(check_psn_uc(7, 7, true, true), UcPsn::Restart);
     // UC has no duplicates: a packet behind is a gap too.
     assert_eq!(check_psn_uc(5, 7, false, true), UcPsn::Restart);
+}
+
+#[test]
+fn uc_abandoned_message_completes_an_srq_wqe_and_reuses_an_rq_wqe() {
+    // C do_class_d1e_error (a UC FIRST after a gap while SEND_FIRST/MIDDLE was in progress:
+    // check_psn → CHK_OP_SEQ → RESPST_ERR_MISSING_OPCODE_LAST_D1E): with an SRQ (class E) the
+    // WQE completes with IB_WC_REM_INV_REQ_ERR; without (class D1) its DMA state is reset
+    // and the RQ WQE serves the next message.
+    assert_eq!(
+        abandon_recv(true, IB_WC_REM_INV_REQ_ERR),
+        Abandon::Complete(IB_WC_REM_INV_REQ_ERR)
+    );
+    assert_eq!(abandon_recv(false, IB_WC_REM_INV_REQ_ERR), Abandon::Reuse);
+    // RESPST_ERR_RKEY_VIOLATION on UC: SRQ → IB_WC_REM_ACCESS_ERR, RQ → cleanup (reused).
+    assert_eq!(
+        abandon_recv(true, IB_WC_REM_ACCESS_ERR),
+        Abandon::Complete(IB_WC_REM_ACCESS_ERR)
+    );
+    assert_eq!(abandon_recv(false, IB_WC_REM_ACCESS_ERR), Abandon::Reuse);
+    // The gap itself: a UC FIRST after lost packets restarts (and the engine abandons the
+    // receive WQE of the message in progress as above).
+    assert_eq!(check_psn_uc(12, 9, true, true), UcPsn::Restart);
+    assert_eq!(
+        check_op_seq(Some(opcode::UC_SEND_MIDDLE), opcode::UC_SEND_FIRST),
+        OpSeq::MissingLast
+    );
 }
 
 // --- check_op_seq (IBA 9.8.3) ----------------------------------------------------------------
