@@ -191,6 +191,52 @@ pub const fn check_op_valid(qp_access_flags: u32, mask: Mask, flush_placement: u
     required_access(mask, flush_placement) & !qp_access_flags == 0
 }
 
+/// The largest RETH DMA length a request may carry (IBA C9-94, C `rxe_resp_check_length`).
+pub const MAX_RETH_LEN: u32 = 1 << 31;
+
+/// C `rxe_resp_check_length` for RC and UC (IBA C9-92, C9-94): a packet with a payload of
+/// `payload` bytes under path MTU `mtu` is of a legal size for its place in the message (ONLY:
+/// at most the MTU; FIRST and MIDDLE: exactly the MTU; LAST: 1 to MTU bytes), and a RETH's
+/// DMA length `reth_len` is at most [`MAX_RETH_LEN`]. Failure is `RESPST_ERR_LENGTH`: on RC a
+/// NAK "invalid request", the receive WQE in progress completes `IB_WC_REM_INV_REQ_ERR` and the
+/// QP goes to error (class C); on UC the message is dropped and the WQE goes as
+/// [`abandon_recv`] says. (C's other rule, for UD, the receive buffer, is not applied here.)
+pub const fn check_length(mask: Mask, payload: u32, mtu: u32, reth_len: Option<u32>) -> bool {
+    if mask.contains(Mask::PAYLOAD) {
+        let start = mask.contains(Mask::START);
+        let end = mask.contains(Mask::END);
+        let ok = if start && end {
+            payload <= mtu
+        } else if start || mask.contains(Mask::MIDDLE) {
+            payload == mtu
+        } else if end {
+            payload != 0 && payload <= mtu
+        } else {
+            true
+        };
+        if !ok {
+            return false;
+        }
+    }
+    match reth_len {
+        Some(len) => len <= MAX_RETH_LEN,
+        None => true,
+    }
+}
+
+/// C `check_rkey`, RDMA WRITE: a write packet's payload (`payload` bytes, `pad` pad bytes)
+/// against the bytes of the write still to come, `resid`: a full MTU without pad while more
+/// than an MTU remains, else exactly the rest with the pad that rounds it to 4 bytes. Failure
+/// is `RESPST_ERR_LENGTH`, as in [`check_length`]. (C skips it for a zero-length write, which
+/// has nothing to check: `resid` 0 and no payload passes.)
+pub const fn check_write_length(resid: u32, payload: u32, pad: u8, mtu: u32) -> bool {
+    if resid > mtu {
+        payload == mtu && pad == 0
+    } else {
+        payload == resid && pad as u32 == resid.wrapping_neg() & 3
+    }
+}
+
 /// What a duplicate RC request gets ([`duplicate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Duplicate {

@@ -306,6 +306,15 @@ impl QpShared {
                 }
             }
         }
+        // rxe_resp_check_length (RC, UC): packet sizes against the MTU, the RETH length.
+        let payload_len = pkt.payload().len() as u32;
+        if connected {
+            let reth_len = pkt.header::<Reth>().map(|r| r.len);
+            if !decide::check_length(mask, payload_len, eng.mtu(rxe), reth_len) {
+                self.length_error(eng, out, psn);
+                return;
+            }
+        }
         if mask.contains(Mask::RETH) {
             let Some(reth) = pkt.header::<Reth>() else {
                 return;
@@ -409,6 +418,16 @@ impl QpShared {
                 return;
             }
         } else if mask.contains(Mask::WRITE) {
+            // check_rkey: the payload against what the write still expects.
+            let mtu = eng.mtu(rxe);
+            let fits =
+                eng.resp.write.as_ref().map(|w| {
+                    decide::check_write_length(w.resid, payload.len() as u32, bth.pad, mtu)
+                });
+            if fits == Some(false) {
+                self.length_error(eng, out, psn);
+                return;
+            }
             let Some(w) = eng.resp.write.as_mut() else {
                 self.fail(eng, out, psn, INVALID);
                 return;
@@ -756,6 +775,20 @@ impl QpShared {
             done += len;
         }
         Ok(())
+    }
+
+    /// `RESPST_ERR_LENGTH`: on RC class C (NAK invalid request, the receive WQE completes
+    /// `REM_INV_REQ_ERR`, QP to error); on UC the message is dropped and its receive WQE
+    /// completed `REM_INV_REQ_ERR` (SRQ, class E) or reused (RQ, class D).
+    fn length_error(&self, eng: &mut Engine, out: &mut Outbox, psn: u32) {
+        if self.qp_type == QpType::Rc {
+            self.fail(eng, out, psn, INVALID);
+        } else {
+            self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
+            eng.resp.drop_msg = true;
+            eng.resp.opcode = None;
+            eng.resp.write = None;
+        }
     }
 
     /// A UC message abandoned part-way: its receive WQE, if it has one, is completed with

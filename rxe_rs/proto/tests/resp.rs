@@ -9,9 +9,9 @@ use crate::proto::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_W
 use crate::proto::opcode::{self, opcode_info, Mask};
 use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::resp::{
-    abandon_recv, check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, reply,
-    required_access, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL,
-    ACCESS_FLUSH_PERSISTENT,
+    abandon_recv, check_length, check_op_seq, check_op_valid, check_psn_rc, check_psn_uc,
+    check_write_length, duplicate, reply, required_access, Abandon, Duplicate, OpSeq, RcPsn, Reply,
+    UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT, MAX_RETH_LEN,
 };
 use crate::proto::wqe::{IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR};
 
@@ -291,6 +291,128 @@ fn op_valid_checks_the_qp_rights() {
     // UC write without REMOTE_WRITE (C: drop_msg).
     assert!(!check_op_valid(0, mask(UC_RDMA_WRITE_FIRST), 0));
     assert!(check_op_valid(0, mask(UC_SEND_FIRST), 0));
+}
+
+// --- rxe_resp_check_length, check_rkey's write lengths ---------------------------------------
+
+#[test]
+fn check_length_is_as_c_rxe_resp_check_length() {
+    use opcode::*;
+    let mtu = 1024;
+    // ONLY (START | END): "only packet too long" above the MTU.
+    for op in [
+        RC_SEND_ONLY,
+        RC_RDMA_WRITE_ONLY,
+        UC_SEND_ONLY,
+        RC_ATOMIC_WRITE,
+    ] {
+        assert!(check_length(mask(op), 0, mtu, None));
+        assert!(check_length(mask(op), mtu, mtu, None));
+        assert!(!check_length(mask(op), mtu + 1, mtu, None), "{op:#x}");
+    }
+    // FIRST or MIDDLE: "first or middle packet not mtu".
+    for op in [
+        RC_SEND_FIRST,
+        RC_SEND_MIDDLE,
+        RC_RDMA_WRITE_FIRST,
+        RC_RDMA_WRITE_MIDDLE,
+        UC_SEND_FIRST,
+        UC_RDMA_WRITE_MIDDLE,
+    ] {
+        assert!(check_length(mask(op), mtu, mtu, None));
+        assert!(!check_length(mask(op), mtu - 4, mtu, None), "{op:#x}");
+        assert!(!check_length(mask(op), mtu + 4, mtu, None), "{op:#x}");
+        assert!(!check_length(mask(op), 0, mtu, None), "{op:#x}");
+    }
+    // LAST: "last packet zero or too long".
+    for op in [
+        RC_SEND_LAST,
+        RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+        UC_SEND_LAST,
+    ] {
+        assert!(check_length(mask(op), 1, mtu, None));
+        assert!(check_length(mask(op), mtu, mtu, None));
+        assert!(!check_length(mask(op), 0, mtu, None), "{op:#x}");
+        assert!(!check_length(mask(op), mtu + 1, mtu, None), "{op:#x}");
+    }
+    // No payload mask (READ request, FLUSH, atomics): sizes are not checked here.
+    assert!(check_length(
+        mask(RC_RDMA_READ_REQUEST),
+        0,
+        mtu,
+        Some(1 << 20)
+    ));
+    // RETH: "dma length too long" (C9-94) above 2^31.
+    assert!(check_length(
+        mask(RC_RDMA_READ_REQUEST),
+        0,
+        mtu,
+        Some(MAX_RETH_LEN)
+    ));
+    assert!(!check_length(
+        mask(RC_RDMA_READ_REQUEST),
+        0,
+        mtu,
+        Some(MAX_RETH_LEN + 1)
+    ));
+    assert!(!check_length(
+        mask(RC_RDMA_WRITE_FIRST),
+        mtu,
+        mtu,
+        Some(u32::MAX)
+    ));
+}
+
+#[test]
+fn write_lengths_are_as_c_check_rkey() {
+    let mtu = 256;
+    // resid > mtu: pktlen == mtu, no pad.
+    assert!(check_write_length(1000, 256, 0, mtu));
+    assert!(!check_write_length(1000, 252, 0, mtu));
+    assert!(!check_write_length(1000, 256, 1, mtu));
+    // resid <= mtu: pktlen == resid, pad == (-resid) & 3.
+    assert!(check_write_length(200, 200, 0, mtu));
+    assert!(check_write_length(201, 201, 3, mtu));
+    assert!(!check_write_length(201, 201, 0, mtu));
+    assert!(
+        !check_write_length(200, 100, 0, mtu),
+        "a LAST short of the RETH length"
+    );
+    assert!(!check_write_length(200, 256, 0, mtu));
+    // Zero-length write: no payload.
+    assert!(check_write_length(0, 0, 0, mtu));
+    assert!(!check_write_length(0, 4, 0, mtu));
+}
+
+proptest! {
+    /// A message segmented by the requester (FIRST/MIDDLE full MTUs, a LAST of the rest)
+    /// passes both checks packet by packet.
+    #[test]
+    fn segmented_writes_pass_the_length_checks(len in 0u32..20_000, mtu_log in 8u32..13) {
+        use opcode::*;
+        let mtu = 1 << mtu_log;
+        let mut resid = len;
+        let mut first = true;
+        loop {
+            let payload = resid.min(mtu);
+            let last = resid <= mtu;
+            let op = match (first, last) {
+                (true, true) => RC_RDMA_WRITE_ONLY,
+                (true, false) => RC_RDMA_WRITE_FIRST,
+                (false, false) => RC_RDMA_WRITE_MIDDLE,
+                (false, true) => RC_RDMA_WRITE_LAST,
+            };
+            let reth = first.then_some(len);
+            prop_assert!(check_length(mask(op), payload, mtu, reth));
+            let pad = (payload.wrapping_neg() & 3) as u8;
+            prop_assert!(check_write_length(resid, payload, pad, mtu));
+            resid -= payload;
+            first = false;
+            if last {
+                break;
+            }
+        }
+    }
 }
 
 // --- duplicate_request -----------------------------------------------------------------------
