@@ -191,6 +191,14 @@ pub const fn check_op_valid(qp_access_flags: u32, mask: Mask, flush_placement: u
     required_access(mask, flush_placement) & !qp_access_flags == 0
 }
 
+/// C `check_resource`: a read, an atomic or an atomic write (opcode mask `mask`) needs a
+/// responder resource, and a QP with `max_dest_rd_atomic` 0 has none. `false` is C's
+/// `RESPST_ERR_TOO_MANY_RDMA_ATM_REQ`, class C: NAK "invalid request", QP to error. (A FLUSH
+/// takes a resource in C too but is not refused.)
+pub const fn has_rd_atomic_resource(mask: Mask, max_dest_rd_atomic: u8) -> bool {
+    !(mask.intersects(Mask::READ_OR_ATOMIC.union(Mask::ATOMIC_WRITE)) && max_dest_rd_atomic == 0)
+}
+
 /// The largest RETH DMA length a request may carry (IBA C9-94, C `rxe_resp_check_length`).
 pub const MAX_RETH_LEN: u32 = 1 << 31;
 

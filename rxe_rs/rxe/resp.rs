@@ -279,6 +279,11 @@ impl QpShared {
             }
             return;
         }
+        // check_resource: a responder resource for reads, atomics and atomic writes.
+        if !decide::has_rd_atomic_resource(mask, eng.attrs.max_dest_rd_atomic) {
+            self.fail(eng, out, psn, INVALID);
+            return;
+        }
         // check_resource: a receive WQE for sends and writes with immediate.
         if mask.contains(Mask::RWR) && eng.resp.recv.is_none() {
             match self.take_recv_wqe(eng) {

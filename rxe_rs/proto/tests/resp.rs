@@ -10,8 +10,9 @@ use crate::proto::opcode::{self, opcode_info, Mask};
 use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::resp::{
     abandon_recv, check_length, check_op_seq, check_op_valid, check_psn_rc, check_psn_uc,
-    check_write_length, duplicate, reply, required_access, Abandon, Duplicate, OpSeq, RcPsn, Reply,
-    UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT, MAX_RETH_LEN,
+    check_write_length, duplicate, has_rd_atomic_resource, reply, required_access, Abandon,
+    Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+    MAX_RETH_LEN,
 };
 use crate::proto::wqe::{IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR};
 
@@ -291,6 +292,35 @@ fn op_valid_checks_the_qp_rights() {
     // UC write without REMOTE_WRITE (C: drop_msg).
     assert!(!check_op_valid(0, mask(UC_RDMA_WRITE_FIRST), 0));
     assert!(check_op_valid(0, mask(UC_SEND_FIRST), 0));
+}
+
+// --- check_resource --------------------------------------------------------------------------
+
+#[test]
+fn reads_and_atomics_need_max_dest_rd_atomic() {
+    use opcode::*;
+    // C check_resource: RXE_READ_OR_ATOMIC_MASK | RXE_ATOMIC_WRITE_MASK with
+    // max_dest_rd_atomic == 0 → RESPST_ERR_TOO_MANY_RDMA_ATM_REQ (class C).
+    for op in [
+        RC_RDMA_READ_REQUEST,
+        RC_COMPARE_SWAP,
+        RC_FETCH_ADD,
+        RC_ATOMIC_WRITE,
+    ] {
+        assert!(!has_rd_atomic_resource(mask(op), 0), "{op:#x}");
+        assert!(has_rd_atomic_resource(mask(op), 1), "{op:#x}");
+        assert!(has_rd_atomic_resource(mask(op), 128), "{op:#x}");
+    }
+    // Everything else needs none (FLUSH included, as C).
+    for op in [
+        RC_SEND_ONLY,
+        RC_RDMA_WRITE_FIRST,
+        RC_FLUSH,
+        UC_SEND_ONLY,
+        UD_SEND_ONLY,
+    ] {
+        assert!(has_rd_atomic_resource(mask(op), 0), "{op:#x}");
+    }
 }
 
 // --- rxe_resp_check_length, check_rkey's write lengths ---------------------------------------
