@@ -20,8 +20,8 @@ use super::opcode::{
 use super::psn::{psn_add, psn_diff};
 use super::qp_state::QpType;
 use super::wqe::{
-    WrMask, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WR_RDMA_READ,
-    IB_WR_RDMA_READ_WITH_INV,
+    WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR,
+    IB_WR_RDMA_READ, IB_WR_RDMA_READ_WITH_INV,
 };
 
 /// `retry_cnt` / `rnr_retry` value meaning "retry for ever" (IBA 9.7.5.2.8, as C).
@@ -174,7 +174,10 @@ const fn is_read_response(opcode: u8) -> bool {
 ///   `comp.psn`).
 /// - NAK PSN sequence error: the responder expects the NAK's PSN, so everything before it
 ///   arrived; retry from there (C `AETH_NAK_PSN_SEQ_ERROR`).
-/// - Other NAKs fail the WQE ([`nak_status`]); reserved syndromes are ignored (C fails it).
+/// - Other NAKs fail the WQE ([`nak_status`]). A reserved syndrome (or a read response whose
+///   AETH is not an ACK) fails it with `IB_WC_BAD_RESP_ERR` and the QP goes to error: C
+///   `check_ack` → `COMPST_ERROR` too, but without setting a status (the WQE completes as a
+///   success, after a `WARN_ON_ONCE`).
 pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
     // A local operation done (C get_wqe: COMPST_COMP_WQE): the response is for a later WQE.
     if head.state == WqeState::Done {
@@ -213,7 +216,10 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
                     complete: head.sent && psn == head.last_psn,
                 },
                 Some(Syndrome::Nak(code)) => nak_check(code),
-                _ => Check::Drop,
+                Some(Syndrome::RnrNak { .. } | Syndrome::Reserved(_)) => {
+                    Check::Error(IB_WC_BAD_RESP_ERR)
+                }
+                None => Check::Drop,
             };
         }
         if head.wr_opcode != IB_WR_RDMA_READ && head.wr_opcode != IB_WR_RDMA_READ_WITH_INV {
@@ -223,8 +229,13 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
         if psn != comp_psn {
             return Check::Retry;
         }
-        if let Some(Syndrome::Nak(code)) = pkt.syndrome {
-            return nak_check(code);
+        match pkt.syndrome {
+            Some(Syndrome::Nak(code)) => return nak_check(code),
+            // C check_ack: a read response whose AETH is not an ACK → COMPST_ERROR.
+            Some(Syndrome::RnrNak { .. } | Syndrome::Reserved(_)) => {
+                return Check::Error(IB_WC_BAD_RESP_ERR)
+            }
+            Some(Syndrome::Ack { .. }) | None => {}
         }
         return Check::Read {
             comp_psn: psn_add(psn, 1),
@@ -266,7 +277,9 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
             },
         },
         Syndrome::Nak(code) => nak_check(code),
-        Syndrome::Reserved(_) => Check::Drop,
+        // C: COMPST_ERROR (with the WQE's status left at success, which trips its
+        // WARN_ON_ONCE); here the WQE fails with a bad response (IBA: an unexpected response).
+        Syndrome::Reserved(_) => Check::Error(IB_WC_BAD_RESP_ERR),
     }
 }
 
