@@ -20,8 +20,8 @@ use super::opcode::{
 use super::psn::{psn_add, psn_diff};
 use super::qp_state::QpType;
 use super::wqe::{
-    WrMask, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WR_RDMA_READ,
-    IB_WR_RDMA_READ_WITH_INV,
+    WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR,
+    IB_WR_RDMA_READ, IB_WR_RDMA_READ_WITH_INV,
 };
 
 /// `retry_cnt` / `rnr_retry` value meaning "retry for ever" (IBA 9.7.5.2.8, as C).
@@ -161,17 +161,23 @@ const fn is_read_response(opcode: u8) -> bool {
 ///   complete, as `complete_wqe` moves `comp.psn` past it.)
 /// - Read responses must come in order: one ahead of `comp_psn` retries. (C ignores it and
 ///   waits for the timeout; the engine starts one retry per lack of progress instead, see
-///   `Documentation/data-path.md`.) A read response for a WQE that is not a read is ignored
-///   (C fails the WQE with `IB_WC_FATAL_ERR`).
+///   `Documentation/data-path.md`.) A zero-length READ RESPONSE ONLY with an ACK syndrome
+///   acknowledges a FLUSH or an ATOMIC WRITE, as in C (whose responder answers them so). Any
+///   other read response for a WQE that is not a read is ignored (C fails the WQE with
+///   `IB_WC_FATAL_ERR`).
 /// - An ATOMIC ACKNOWLEDGE counts only for an atomic WQE and its PSN.
-/// - A plain ACK moves `comp_psn` on and completes the WQE at its last PSN, but never a read
+/// - A plain ACK moves `comp_psn` on and completes the WQE at its last PSN (a FLUSH or an
+///   ATOMIC WRITE too: older rxe-rs responders answer them with one), but never a read
 ///   or an atomic, whose data the ACK does not carry (C would complete a read on the plain
 ///   ACK a responder sends for a duplicate request).
 /// - RNR NAK: the RNR retry; its PSN also acknowledges what came before (C leaves
 ///   `comp.psn`).
 /// - NAK PSN sequence error: the responder expects the NAK's PSN, so everything before it
 ///   arrived; retry from there (C `AETH_NAK_PSN_SEQ_ERROR`).
-/// - Other NAKs fail the WQE ([`nak_status`]); reserved syndromes are ignored (C fails it).
+/// - Other NAKs fail the WQE ([`nak_status`]). A reserved syndrome (or a read response whose
+///   AETH is not an ACK) fails it with `IB_WC_BAD_RESP_ERR` and the QP goes to error: C
+///   `check_ack` → `COMPST_ERROR` too, but without setting a status (the WQE completes as a
+///   success, after a `WARN_ON_ONCE`).
 pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
     // A local operation done (C get_wqe: COMPST_COMP_WQE): the response is for a later WQE.
     if head.state == WqeState::Done {
@@ -194,6 +200,28 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
         return Check::Drop;
     }
     if pkt.mask.contains(Mask::READ) || is_read_response(pkt.opcode) {
+        // FLUSH and ATOMIC WRITE: C's responder acknowledges them with a zero-length READ
+        // RESPONSE ONLY carrying an AETH (`send_read_response_ack`), which C `check_ack` takes
+        // as their acknowledgement (`COMPST_WRITE_SEND` / `COMPST_READ` without data). The
+        // plain ACK below completes them as well, so responders that send one (older rxe-rs)
+        // still work.
+        if head
+            .mask
+            .intersects(WrMask::FLUSH.union(WrMask::ATOMIC_WRITE))
+            && pkt.opcode == RC_RDMA_READ_RESPONSE_ONLY
+        {
+            return match pkt.syndrome {
+                Some(Syndrome::Ack { .. }) => Check::Ack {
+                    comp_psn: psn_add(psn, 1),
+                    complete: head.sent && psn == head.last_psn,
+                },
+                Some(Syndrome::Nak(code)) => nak_check(code),
+                Some(Syndrome::RnrNak { .. } | Syndrome::Reserved(_)) => {
+                    Check::Error(IB_WC_BAD_RESP_ERR)
+                }
+                None => Check::Drop,
+            };
+        }
         if head.wr_opcode != IB_WR_RDMA_READ && head.wr_opcode != IB_WR_RDMA_READ_WITH_INV {
             return Check::Drop;
         }
@@ -201,8 +229,13 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
         if psn != comp_psn {
             return Check::Retry;
         }
-        if let Some(Syndrome::Nak(code)) = pkt.syndrome {
-            return nak_check(code);
+        match pkt.syndrome {
+            Some(Syndrome::Nak(code)) => return nak_check(code),
+            // C check_ack: a read response whose AETH is not an ACK → COMPST_ERROR.
+            Some(Syndrome::RnrNak { .. } | Syndrome::Reserved(_)) => {
+                return Check::Error(IB_WC_BAD_RESP_ERR)
+            }
+            Some(Syndrome::Ack { .. }) | None => {}
         }
         return Check::Read {
             comp_psn: psn_add(psn, 1),
@@ -244,7 +277,9 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
             },
         },
         Syndrome::Nak(code) => nak_check(code),
-        Syndrome::Reserved(_) => Check::Drop,
+        // C: COMPST_ERROR (with the WQE's status left at success, which trips its
+        // WARN_ON_ONCE); here the WQE fails with a bad response (IBA: an unexpected response).
+        Syndrome::Reserved(_) => Check::Error(IB_WC_BAD_RESP_ERR),
     }
 }
 

@@ -65,7 +65,8 @@ pub enum UcPsn {
 /// C `check_psn`, UC: UC has no retries, so a gap drops the rest of the message and the
 /// responder resynchronises at the next FIRST or ONLY packet (`start`). Unlike C, which leaves
 /// `resp.opcode` as it was, the restart forgets the message in progress, so the new message's
-/// first packet passes [`check_op_seq`] (C drops it as "missing last", class D1E).
+/// first packet passes [`check_op_seq`] (C drops it as "missing last", class D1E). The receive
+/// WQE of the message forgotten goes as C's class D1E says ([`abandon_recv`]).
 pub const fn check_psn_uc(psn: u32, expected: u32, drop_msg: bool, start: bool) -> UcPsn {
     if psn == expected && !drop_msg {
         UcPsn::InSequence
@@ -73,6 +74,32 @@ pub const fn check_psn_uc(psn: u32, expected: u32, drop_msg: bool, start: bool) 
         UcPsn::Restart
     } else {
         UcPsn::Drop
+    }
+}
+
+/// What becomes of the receive WQE of a UC message the responder abandons part-way
+/// ([`abandon_recv`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Abandon {
+    /// Put it back: an RQ WQE is consumed only when it completes, so the next message starts
+    /// it again from its first byte (C class D1: `do_class_d1e_error` resets its DMA state).
+    Reuse,
+    /// Complete it with this `IB_WC_*` status: an SRQ WQE left the SRQ when the message took
+    /// it, and would otherwise be lost (C class E: `do_class_d1e_error` → `RESPST_COMPLETE`).
+    /// The QP stays as it is.
+    Complete(u32),
+}
+
+/// C `do_class_d1e_error` (a UC message left without its LAST packet: a new FIRST or ONLY
+/// after a gap, or out of sequence) and the UC cases of `RESPST_ERR_RKEY_VIOLATION` and
+/// `RESPST_ERR_LENGTH`: the receive WQE in progress, taken from an SRQ (`from_srq`) or the RQ,
+/// is completed with `status` or reused. C uses `IB_WC_REM_INV_REQ_ERR` for a missing LAST or a
+/// length error and `IB_WC_REM_ACCESS_ERR` for an rkey violation.
+pub const fn abandon_recv(from_srq: bool, status: u32) -> Abandon {
+    if from_srq {
+        Abandon::Complete(status)
+    } else {
+        Abandon::Reuse
     }
 }
 
@@ -164,6 +191,60 @@ pub const fn check_op_valid(qp_access_flags: u32, mask: Mask, flush_placement: u
     required_access(mask, flush_placement) & !qp_access_flags == 0
 }
 
+/// C `check_resource`: a read, an atomic or an atomic write (opcode mask `mask`) needs a
+/// responder resource, and a QP with `max_dest_rd_atomic` 0 has none. `false` is C's
+/// `RESPST_ERR_TOO_MANY_RDMA_ATM_REQ`, class C: NAK "invalid request", QP to error. (A FLUSH
+/// takes a resource in C too but is not refused.)
+pub const fn has_rd_atomic_resource(mask: Mask, max_dest_rd_atomic: u8) -> bool {
+    !(mask.intersects(Mask::READ_OR_ATOMIC.union(Mask::ATOMIC_WRITE)) && max_dest_rd_atomic == 0)
+}
+
+/// The largest RETH DMA length a request may carry (IBA C9-94, C `rxe_resp_check_length`).
+pub const MAX_RETH_LEN: u32 = 1 << 31;
+
+/// C `rxe_resp_check_length` for RC and UC (IBA C9-92, C9-94): a packet with a payload of
+/// `payload` bytes under path MTU `mtu` is of a legal size for its place in the message (ONLY:
+/// at most the MTU; FIRST and MIDDLE: exactly the MTU; LAST: 1 to MTU bytes), and a RETH's
+/// DMA length `reth_len` is at most [`MAX_RETH_LEN`]. Failure is `RESPST_ERR_LENGTH`: on RC a
+/// NAK "invalid request", the receive WQE in progress completes `IB_WC_REM_INV_REQ_ERR` and the
+/// QP goes to error (class C); on UC the message is dropped and the WQE goes as
+/// [`abandon_recv`] says. (C's other rule, for UD, the receive buffer, is not applied here.)
+pub const fn check_length(mask: Mask, payload: u32, mtu: u32, reth_len: Option<u32>) -> bool {
+    if mask.contains(Mask::PAYLOAD) {
+        let start = mask.contains(Mask::START);
+        let end = mask.contains(Mask::END);
+        let ok = if start && end {
+            payload <= mtu
+        } else if start || mask.contains(Mask::MIDDLE) {
+            payload == mtu
+        } else if end {
+            payload != 0 && payload <= mtu
+        } else {
+            true
+        };
+        if !ok {
+            return false;
+        }
+    }
+    match reth_len {
+        Some(len) => len <= MAX_RETH_LEN,
+        None => true,
+    }
+}
+
+/// C `check_rkey`, RDMA WRITE: a write packet's payload (`payload` bytes, `pad` pad bytes)
+/// against the bytes of the write still to come, `resid`: a full MTU without pad while more
+/// than an MTU remains, else exactly the rest with the pad that rounds it to 4 bytes. Failure
+/// is `RESPST_ERR_LENGTH`, as in [`check_length`]. (C skips it for a zero-length write, which
+/// has nothing to check: `resid` 0 and no payload passes.)
+pub const fn check_write_length(resid: u32, payload: u32, pad: u8, mtu: u32) -> bool {
+    if resid > mtu {
+        payload == mtu && pad == 0
+    } else {
+        payload == resid && pad as u32 == resid.wrapping_neg() & 3
+    }
+}
+
 /// What a duplicate RC request gets ([`duplicate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Duplicate {
@@ -172,6 +253,10 @@ pub enum Duplicate {
     /// An atomic: send the acknowledgement of the recorded result again, if the atomic is
     /// still recorded (else drop it: class D).
     ReplayAtomic,
+    /// A FLUSH or an ATOMIC WRITE: if it is still recorded among the responder resources,
+    /// acknowledge it again with a zero-length READ RESPONSE ONLY at its own PSN, without
+    /// executing it again (else drop it: class D).
+    ReplayReadResponseAck,
     /// Anything else: acknowledge again, with the PSN before the one expected (C9-105).
     Ack {
         /// The PSN of the ACK.
@@ -180,12 +265,19 @@ pub enum Duplicate {
 }
 
 /// C `duplicate_request`: what a request behind `expected` (`resp.psn`) with opcode mask `mask`
-/// gets. Unlike C, a duplicate read is re-executed from its own RETH rather than checked
-/// against a recorded read (C: "a subset of it"), and a duplicate FLUSH or ATOMIC WRITE is
-/// re-acknowledged rather than replayed from a resource; the ACK's PSN is `resp.psn - 1`
-/// (C: `ack_psn - 1`).
+/// gets. A duplicate FLUSH or ATOMIC WRITE is looked up among the responder resources and,
+/// found, acknowledged again as C's replay of `process_flush` / `atomic_write_reply` does
+/// (`acknowledge` → `send_read_response_ack`). Unlike C, a duplicate read is re-executed from
+/// its own RETH rather than checked against a recorded read (C: "a subset of it"); the ACK's
+/// PSN is `resp.psn - 1` (C: `ack_psn - 1`).
 pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
-    if mask.contains(Mask::READ) {
+    if mask.contains(Mask::SEND) || mask.contains(Mask::WRITE) {
+        Duplicate::Ack {
+            psn: psn_add(expected, PSN_MASK),
+        }
+    } else if mask.contains(Mask::FLUSH) || mask.contains(Mask::ATOMIC_WRITE) {
+        Duplicate::ReplayReadResponseAck
+    } else if mask.contains(Mask::READ) {
         Duplicate::ReplayRead
     } else if mask.contains(Mask::ATOMIC) {
         Duplicate::ReplayAtomic
@@ -193,5 +285,33 @@ pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
         Duplicate::Ack {
             psn: psn_add(expected, PSN_MASK),
         }
+    }
+}
+
+/// How the responder acknowledges an RC request it executed ([`reply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Nothing (no AckReq).
+    None,
+    /// An ACKNOWLEDGE with an ACK syndrome.
+    Ack,
+    /// An ATOMIC ACKNOWLEDGE with the original value.
+    AtomicAck,
+    /// A zero-length RDMA READ RESPONSE ONLY with an ACK syndrome (FLUSH, ATOMIC WRITE).
+    ReadResponseAck,
+}
+
+/// C `acknowledge` (successful case): an atomic gets its ATOMIC ACKNOWLEDGE, a FLUSH or ATOMIC
+/// WRITE a zero-length READ RESPONSE ONLY with an AETH (`send_read_response_ack`), whether or
+/// not it asked for an acknowledgement; anything else an ACK if `ack_req`.
+pub const fn reply(mask: Mask, ack_req: bool) -> Reply {
+    if mask.contains(Mask::ATOMIC) {
+        Reply::AtomicAck
+    } else if mask.contains(Mask::FLUSH) || mask.contains(Mask::ATOMIC_WRITE) {
+        Reply::ReadResponseAck
+    } else if ack_req {
+        Reply::Ack
+    } else {
+        Reply::None
     }
 }

@@ -24,7 +24,7 @@ use crate::proto::{
     psn::psn_add,
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
-    resp::{self as decide, Duplicate, OpSeq, RcPsn, UcPsn},
+    resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
         IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
@@ -111,9 +111,10 @@ pub(crate) struct RespState {
     recv: Option<KBox<RecvInProgress>>,
     write: Option<WriteTarget>,
     read: Option<ReadReply>,
-    /// Executed atomics (PSN, original value), replayed for duplicates: the responder resources
-    /// of C's `rxe_prepare_res` for atomics, one per `max_dest_rd_atomic` the requester may
-    /// have outstanding (reads are re-executed from the request, as C replays them).
+    /// Executed atomics (PSN, original value), FLUSHes and ATOMIC WRITEs (PSN, 0), replayed for
+    /// duplicates: the responder resources of C's `rxe_prepare_res`, one per
+    /// `max_dest_rd_atomic` the requester may have outstanding (reads are re-executed from the
+    /// request, as C replays them).
     atomics: AtomicResults,
     /// The RQ's consumer index.
     rq_consumer: Index,
@@ -233,10 +234,11 @@ impl QpShared {
             ) {
                 UcPsn::InSequence => {}
                 UcPsn::Restart => {
+                    // The message in progress lost its LAST (C: class D1E).
+                    self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
                     eng.resp.psn = psn;
                     eng.resp.drop_msg = false;
                     eng.resp.opcode = None;
-                    eng.resp.recv = None;
                     eng.resp.write = None;
                 }
                 UcPsn::Drop => {
@@ -260,6 +262,8 @@ impl QpShared {
             if self.qp_type == QpType::Rc {
                 self.fail(eng, out, psn, INVALID);
             } else {
+                // UC: class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
+                self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
                 eng.resp.drop_msg = true;
             }
             return;
@@ -270,8 +274,14 @@ impl QpShared {
             if self.qp_type == QpType::Rc {
                 self.fail(eng, out, psn, INVALID);
             } else {
+                self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
                 eng.resp.drop_msg = true;
             }
+            return;
+        }
+        // check_resource: a responder resource for reads, atomics and atomic writes.
+        if !decide::has_rd_atomic_resource(mask, eng.attrs.max_dest_rd_atomic) {
+            self.fail(eng, out, psn, INVALID);
             return;
         }
         // check_resource: a receive WQE for sends and writes with immediate.
@@ -301,6 +311,15 @@ impl QpShared {
                 }
             }
         }
+        // rxe_resp_check_length (RC, UC): packet sizes against the MTU, the RETH length.
+        let payload_len = pkt.payload().len() as u32;
+        if connected {
+            let reth_len = pkt.header::<Reth>().map(|r| r.len);
+            if !decide::check_length(mask, payload_len, eng.mtu(rxe), reth_len) {
+                self.length_error(eng, out, psn);
+                return;
+            }
+        }
         if mask.contains(Mask::RETH) {
             let Some(reth) = pkt.header::<Reth>() else {
                 return;
@@ -322,6 +341,8 @@ impl QpShared {
                         if self.qp_type == QpType::Rc {
                             self.fail(eng, out, psn, ACCESS);
                         } else {
+                            // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
+                            self.abandon_recv(eng, IB_WC_REM_ACCESS_ERR);
                             eng.resp.drop_msg = true;
                         }
                         return;
@@ -402,6 +423,16 @@ impl QpShared {
                 return;
             }
         } else if mask.contains(Mask::WRITE) {
+            // check_rkey: the payload against what the write still expects.
+            let mtu = eng.mtu(rxe);
+            let fits =
+                eng.resp.write.as_ref().map(|w| {
+                    decide::check_write_length(w.resid, payload.len() as u32, bth.pad, mtu)
+                });
+            if fits == Some(false) {
+                self.length_error(eng, out, psn);
+                return;
+            }
             let Some(w) = eng.resp.write.as_mut() else {
                 self.fail(eng, out, psn, INVALID);
                 return;
@@ -455,8 +486,19 @@ impl QpShared {
             }
             eng.resp.write = None;
         }
-        if self.qp_type == QpType::Rc && bth.ack_req {
-            self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn);
+        if self.qp_type != QpType::Rc {
+            return;
+        }
+        // C `acknowledge`: a FLUSH or an ATOMIC WRITE is answered with a zero-length READ
+        // RESPONSE ONLY, and recorded so that a duplicate is answered again (C `rxe_prepare_res`).
+        match decide::reply(mask, bth.ack_req) {
+            Reply::ReadResponseAck => {
+                eng.resp.atomics.record(psn, 0);
+                self.send_read_response_ack(eng, out, psn);
+            }
+            Reply::Ack => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
+            // Atomics are answered where they execute.
+            Reply::AtomicAck | Reply::None => {}
         }
     }
 
@@ -471,6 +513,12 @@ impl QpShared {
                 // Not found: too old, or never executed (class D error): dropped, as C does.
                 if let Some(orig) = eng.resp.atomics.find(psn) {
                     self.send_atomic_ack(eng, out, psn, orig);
+                }
+            }
+            Duplicate::ReplayReadResponseAck => {
+                // Not found: too old, or never executed (class D error): dropped, as C does.
+                if eng.resp.atomics.find(psn).is_some() {
+                    self.send_read_response_ack(eng, out, psn);
                 }
             }
             Duplicate::Ack { psn } => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
@@ -586,6 +634,23 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
+        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+            out.push(pkt);
+        }
+    }
+
+    /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an
+    /// ACK syndrome (C `send_read_response_ack`).
+    fn send_read_response_ack(&self, eng: &Engine, out: &mut Outbox, psn: u32) {
+        let Some(av) = eng.pri_av else { return };
+        let hdrs = Headers {
+            aeth: Some(Aeth {
+                syndrome: Syndrome::ACK_UNLIMITED,
+                msn: eng.resp.msn,
+            }),
+            ..Default::default()
+        };
+        let bth = self.resp_bth(eng, opcode::RC_RDMA_READ_RESPONSE_ONLY, psn);
         if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
             out.push(pkt);
         }
@@ -715,6 +780,34 @@ impl QpShared {
             done += len;
         }
         Ok(())
+    }
+
+    /// `RESPST_ERR_LENGTH`: on RC class C (NAK invalid request, the receive WQE completes
+    /// `REM_INV_REQ_ERR`, QP to error); on UC the message is dropped and its receive WQE
+    /// completed `REM_INV_REQ_ERR` (SRQ, class E) or reused (RQ, class D).
+    fn length_error(&self, eng: &mut Engine, out: &mut Outbox, psn: u32) {
+        if self.qp_type == QpType::Rc {
+            self.fail(eng, out, psn, INVALID);
+        } else {
+            self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
+            eng.resp.drop_msg = true;
+            eng.resp.opcode = None;
+            eng.resp.write = None;
+        }
+    }
+
+    /// A UC message abandoned part-way: its receive WQE, if it has one, is completed with
+    /// `status` when it came from the SRQ (which it has left) or put back in the RQ
+    /// (`proto::resp::abandon_recv`, C `do_class_d1e_error`). The message's state is the
+    /// caller's.
+    fn abandon_recv(&self, eng: &mut Engine, status: u32) {
+        let Some(from_srq) = eng.resp.recv.as_ref().map(|r| !r.from_rq) else {
+            return;
+        };
+        match decide::abandon_recv(from_srq, status) {
+            Abandon::Complete(status) => self.complete_recv_status(eng, status),
+            Abandon::Reuse => eng.resp.recv = None,
+        }
     }
 
     /// Completes the receive WQE of a message that arrived (`do_complete`).

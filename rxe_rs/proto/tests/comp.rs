@@ -17,10 +17,10 @@ use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::qp_state::QpType;
 use crate::proto::resp::{check_op_seq, OpSeq};
 use crate::proto::wqe::{
-    next_opcode, wr_opcode_mask, WrMask, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
-    IB_WC_REM_OP_ERR, IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD, IB_WR_RDMA_READ,
-    IB_WR_RDMA_WRITE, IB_WR_RDMA_WRITE_WITH_IMM, IB_WR_SEND, IB_WR_SEND_WITH_IMM,
-    IB_WR_SEND_WITH_INV,
+    next_opcode, wr_opcode_mask, WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR,
+    IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD,
+    IB_WR_ATOMIC_WRITE, IB_WR_FLUSH, IB_WR_RDMA_READ, IB_WR_RDMA_WRITE, IB_WR_RDMA_WRITE_WITH_IMM,
+    IB_WR_SEND, IB_WR_SEND_WITH_IMM, IB_WR_SEND_WITH_INV,
 };
 
 fn head(wr_opcode: u32, state: WqeState, sent: bool, last_psn: u32) -> HeadWqe {
@@ -237,6 +237,55 @@ fn read_response_for_a_wqe_that_is_not_a_read_is_dropped() {
     assert_eq!(check_response(100, &send(100), &only), Check::Drop);
 }
 
+#[test]
+fn flush_and_atomic_write_complete_on_a_read_response_only() {
+    // C check_ack: READ_RESPONSE_ONLY with an ACK syndrome: IB_WR_ATOMIC_WRITE →
+    // COMPST_WRITE_SEND; IB_WR_FLUSH → COMPST_READ (no data, END → complete). C's responder
+    // sends exactly that (rxe_resp.c acknowledge → send_read_response_ack).
+    let only = resp(
+        opcode::RC_RDMA_READ_RESPONSE_ONLY,
+        100,
+        Some(Syndrome::ACK_UNLIMITED),
+    );
+    for op in [IB_WR_FLUSH, IB_WR_ATOMIC_WRITE] {
+        let wqe = head(op, WqeState::Pending, true, 100);
+        assert_eq!(
+            check_response(100, &wqe, &only),
+            Check::Ack {
+                comp_psn: 101,
+                complete: true
+            }
+        );
+        // The plain ACK an older rxe-rs responder sends completes it as well.
+        assert_eq!(
+            check_response(100, &wqe, &ack(100)),
+            Check::Ack {
+                comp_psn: 101,
+                complete: true
+            }
+        );
+        // A NAK in the AETH fails it (C: COMPST_ERROR).
+        let naked = resp(
+            opcode::RC_RDMA_READ_RESPONSE_ONLY,
+            100,
+            Some(Syndrome::Nak(NakCode::RemoteAccessError)),
+        );
+        assert_eq!(
+            check_response(100, &wqe, &naked),
+            Check::Error(IB_WC_REM_ACCESS_ERR)
+        );
+        // Other read responses are not theirs.
+        let first = resp(
+            opcode::RC_RDMA_READ_RESPONSE_FIRST,
+            100,
+            Some(Syndrome::ACK_UNLIMITED),
+        );
+        assert_eq!(check_response(100, &wqe, &first), Check::Drop);
+        // Behind comp.psn: old.
+        assert_eq!(check_response(101, &wqe, &only), Check::Drop);
+    }
+}
+
 // --- check_response: NAKs --------------------------------------------------------------------
 
 #[test]
@@ -306,9 +355,36 @@ fn other_naks_fail_the_wqe_with_their_status() {
 }
 
 #[test]
-fn reserved_syndromes_and_missing_aeth_are_dropped() {
+fn reserved_syndromes_fail_the_wqe_and_missing_aeth_is_dropped() {
+    // C check_ack, RC_ACKNOWLEDGE: `default: return COMPST_ERROR` for the reserved AETH type
+    // (010xxxxx): the WQE fails and the QP goes to error (C leaves its status at success).
     let r = resp(opcode::RC_ACKNOWLEDGE, 100, Some(Syndrome::Reserved(0x40)));
-    assert_eq!(check_response(100, &send(110), &r), Check::Drop);
+    assert_eq!(
+        check_response(100, &send(110), &r),
+        Check::Error(IB_WC_BAD_RESP_ERR)
+    );
+    // An old one is still just old.
+    assert_eq!(check_response(101, &send(110), &r), Check::Drop);
+    // C check_ack, read responses: `(syn & AETH_TYPE_MASK) != AETH_ACK` → COMPST_ERROR.
+    let read = head(IB_WR_RDMA_READ, WqeState::Pending, true, 100);
+    for syndrome in [Syndrome::Reserved(0x5f), Syndrome::RnrNak { timer: 3 }] {
+        for op in [
+            opcode::RC_RDMA_READ_RESPONSE_ONLY,
+            opcode::RC_RDMA_READ_RESPONSE_FIRST,
+        ] {
+            let r = resp(op, 100, Some(syndrome));
+            assert_eq!(
+                check_response(100, &read, &r),
+                Check::Error(IB_WC_BAD_RESP_ERR)
+            );
+        }
+        let flush = head(IB_WR_FLUSH, WqeState::Pending, true, 100);
+        let r = resp(opcode::RC_RDMA_READ_RESPONSE_ONLY, 100, Some(syndrome));
+        assert_eq!(
+            check_response(100, &flush, &r),
+            Check::Error(IB_WC_BAD_RESP_ERR)
+        );
+    }
     let r = resp(opcode::RC_ACKNOWLEDGE, 100, None);
     assert_eq!(check_response(100, &send(110), &r), Check::Drop);
 }

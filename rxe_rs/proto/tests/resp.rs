@@ -9,9 +9,12 @@ use crate::proto::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_W
 use crate::proto::opcode::{self, opcode_info, Mask};
 use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::resp::{
-    check_op_seq, check_op_valid, check_psn_rc, check_psn_uc, duplicate, required_access,
-    Duplicate, OpSeq, RcPsn, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+    abandon_recv, check_length, check_op_seq, check_op_valid, check_psn_rc, check_psn_uc,
+    check_write_length, duplicate, has_rd_atomic_resource, reply, required_access, Abandon,
+    Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+    MAX_RETH_LEN,
 };
+use crate::proto::wqe::{IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR};
 
 fn mask(op: u8) -> Mask {
     opcode_info(op).unwrap().mask
@@ -86,6 +89,32 @@ fn uc_psn_gap_drops_until_the_next_first() {
     assert_eq!(check_psn_uc(7, 7, true, true), UcPsn::Restart);
     // UC has no duplicates: a packet behind is a gap too.
     assert_eq!(check_psn_uc(5, 7, false, true), UcPsn::Restart);
+}
+
+#[test]
+fn uc_abandoned_message_completes_an_srq_wqe_and_reuses_an_rq_wqe() {
+    // C do_class_d1e_error (a UC FIRST after a gap while SEND_FIRST/MIDDLE was in progress:
+    // check_psn → CHK_OP_SEQ → RESPST_ERR_MISSING_OPCODE_LAST_D1E): with an SRQ (class E) the
+    // WQE completes with IB_WC_REM_INV_REQ_ERR; without (class D1) its DMA state is reset
+    // and the RQ WQE serves the next message.
+    assert_eq!(
+        abandon_recv(true, IB_WC_REM_INV_REQ_ERR),
+        Abandon::Complete(IB_WC_REM_INV_REQ_ERR)
+    );
+    assert_eq!(abandon_recv(false, IB_WC_REM_INV_REQ_ERR), Abandon::Reuse);
+    // RESPST_ERR_RKEY_VIOLATION on UC: SRQ → IB_WC_REM_ACCESS_ERR, RQ → cleanup (reused).
+    assert_eq!(
+        abandon_recv(true, IB_WC_REM_ACCESS_ERR),
+        Abandon::Complete(IB_WC_REM_ACCESS_ERR)
+    );
+    assert_eq!(abandon_recv(false, IB_WC_REM_ACCESS_ERR), Abandon::Reuse);
+    // The gap itself: a UC FIRST after lost packets restarts (and the engine abandons the
+    // receive WQE of the message in progress as above).
+    assert_eq!(check_psn_uc(12, 9, true, true), UcPsn::Restart);
+    assert_eq!(
+        check_op_seq(Some(opcode::UC_SEND_MIDDLE), opcode::UC_SEND_FIRST),
+        OpSeq::MissingLast
+    );
 }
 
 // --- check_op_seq (IBA 9.8.3) ----------------------------------------------------------------
@@ -265,6 +294,157 @@ fn op_valid_checks_the_qp_rights() {
     assert!(check_op_valid(0, mask(UC_SEND_FIRST), 0));
 }
 
+// --- check_resource --------------------------------------------------------------------------
+
+#[test]
+fn reads_and_atomics_need_max_dest_rd_atomic() {
+    use opcode::*;
+    // C check_resource: RXE_READ_OR_ATOMIC_MASK | RXE_ATOMIC_WRITE_MASK with
+    // max_dest_rd_atomic == 0 → RESPST_ERR_TOO_MANY_RDMA_ATM_REQ (class C).
+    for op in [
+        RC_RDMA_READ_REQUEST,
+        RC_COMPARE_SWAP,
+        RC_FETCH_ADD,
+        RC_ATOMIC_WRITE,
+    ] {
+        assert!(!has_rd_atomic_resource(mask(op), 0), "{op:#x}");
+        assert!(has_rd_atomic_resource(mask(op), 1), "{op:#x}");
+        assert!(has_rd_atomic_resource(mask(op), 128), "{op:#x}");
+    }
+    // Everything else needs none (FLUSH included, as C).
+    for op in [
+        RC_SEND_ONLY,
+        RC_RDMA_WRITE_FIRST,
+        RC_FLUSH,
+        UC_SEND_ONLY,
+        UD_SEND_ONLY,
+    ] {
+        assert!(has_rd_atomic_resource(mask(op), 0), "{op:#x}");
+    }
+}
+
+// --- rxe_resp_check_length, check_rkey's write lengths ---------------------------------------
+
+#[test]
+fn check_length_is_as_c_rxe_resp_check_length() {
+    use opcode::*;
+    let mtu = 1024;
+    // ONLY (START | END): "only packet too long" above the MTU.
+    for op in [
+        RC_SEND_ONLY,
+        RC_RDMA_WRITE_ONLY,
+        UC_SEND_ONLY,
+        RC_ATOMIC_WRITE,
+    ] {
+        assert!(check_length(mask(op), 0, mtu, None));
+        assert!(check_length(mask(op), mtu, mtu, None));
+        assert!(!check_length(mask(op), mtu + 1, mtu, None), "{op:#x}");
+    }
+    // FIRST or MIDDLE: "first or middle packet not mtu".
+    for op in [
+        RC_SEND_FIRST,
+        RC_SEND_MIDDLE,
+        RC_RDMA_WRITE_FIRST,
+        RC_RDMA_WRITE_MIDDLE,
+        UC_SEND_FIRST,
+        UC_RDMA_WRITE_MIDDLE,
+    ] {
+        assert!(check_length(mask(op), mtu, mtu, None));
+        assert!(!check_length(mask(op), mtu - 4, mtu, None), "{op:#x}");
+        assert!(!check_length(mask(op), mtu + 4, mtu, None), "{op:#x}");
+        assert!(!check_length(mask(op), 0, mtu, None), "{op:#x}");
+    }
+    // LAST: "last packet zero or too long".
+    for op in [
+        RC_SEND_LAST,
+        RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+        UC_SEND_LAST,
+    ] {
+        assert!(check_length(mask(op), 1, mtu, None));
+        assert!(check_length(mask(op), mtu, mtu, None));
+        assert!(!check_length(mask(op), 0, mtu, None), "{op:#x}");
+        assert!(!check_length(mask(op), mtu + 1, mtu, None), "{op:#x}");
+    }
+    // No payload mask (READ request, FLUSH, atomics): sizes are not checked here.
+    assert!(check_length(
+        mask(RC_RDMA_READ_REQUEST),
+        0,
+        mtu,
+        Some(1 << 20)
+    ));
+    // RETH: "dma length too long" (C9-94) above 2^31.
+    assert!(check_length(
+        mask(RC_RDMA_READ_REQUEST),
+        0,
+        mtu,
+        Some(MAX_RETH_LEN)
+    ));
+    assert!(!check_length(
+        mask(RC_RDMA_READ_REQUEST),
+        0,
+        mtu,
+        Some(MAX_RETH_LEN + 1)
+    ));
+    assert!(!check_length(
+        mask(RC_RDMA_WRITE_FIRST),
+        mtu,
+        mtu,
+        Some(u32::MAX)
+    ));
+}
+
+#[test]
+fn write_lengths_are_as_c_check_rkey() {
+    let mtu = 256;
+    // resid > mtu: pktlen == mtu, no pad.
+    assert!(check_write_length(1000, 256, 0, mtu));
+    assert!(!check_write_length(1000, 252, 0, mtu));
+    assert!(!check_write_length(1000, 256, 1, mtu));
+    // resid <= mtu: pktlen == resid, pad == (-resid) & 3.
+    assert!(check_write_length(200, 200, 0, mtu));
+    assert!(check_write_length(201, 201, 3, mtu));
+    assert!(!check_write_length(201, 201, 0, mtu));
+    assert!(
+        !check_write_length(200, 100, 0, mtu),
+        "a LAST short of the RETH length"
+    );
+    assert!(!check_write_length(200, 256, 0, mtu));
+    // Zero-length write: no payload.
+    assert!(check_write_length(0, 0, 0, mtu));
+    assert!(!check_write_length(0, 4, 0, mtu));
+}
+
+proptest! {
+    /// A message segmented by the requester (FIRST/MIDDLE full MTUs, a LAST of the rest)
+    /// passes both checks packet by packet.
+    #[test]
+    fn segmented_writes_pass_the_length_checks(len in 0u32..20_000, mtu_log in 8u32..13) {
+        use opcode::*;
+        let mtu = 1 << mtu_log;
+        let mut resid = len;
+        let mut first = true;
+        loop {
+            let payload = resid.min(mtu);
+            let last = resid <= mtu;
+            let op = match (first, last) {
+                (true, true) => RC_RDMA_WRITE_ONLY,
+                (true, false) => RC_RDMA_WRITE_FIRST,
+                (false, false) => RC_RDMA_WRITE_MIDDLE,
+                (false, true) => RC_RDMA_WRITE_LAST,
+            };
+            let reth = first.then_some(len);
+            prop_assert!(check_length(mask(op), payload, mtu, reth));
+            let pad = (payload.wrapping_neg() & 3) as u8;
+            prop_assert!(check_write_length(resid, payload, pad, mtu));
+            resid -= payload;
+            first = false;
+            if last {
+                break;
+            }
+        }
+    }
+}
+
 // --- duplicate_request -----------------------------------------------------------------------
 
 #[test]
@@ -289,6 +469,50 @@ fn duplicates_are_reacked_or_replayed() {
         duplicate(mask(RC_COMPARE_SWAP), 100),
         Duplicate::ReplayAtomic
     );
+}
+
+#[test]
+fn duplicate_flush_and_atomic_write_are_acknowledged_from_their_resource() {
+    use opcode::*;
+    // C duplicate_request: RXE_FLUSH_MASK → find_resource, replay → process_flush (replay) →
+    // acknowledge → send_read_response_ack; the final `else` (ATOMIC WRITE) → find_resource,
+    // replay → atomic_write_reply (replay) → the same. Not found: class D, dropped.
+    assert_eq!(
+        duplicate(mask(RC_FLUSH), 100),
+        Duplicate::ReplayReadResponseAck
+    );
+    assert_eq!(
+        duplicate(mask(RC_ATOMIC_WRITE), 100),
+        Duplicate::ReplayReadResponseAck
+    );
+}
+
+// --- acknowledge -----------------------------------------------------------------------------
+
+#[test]
+fn reply_is_as_c_acknowledge() {
+    use opcode::*;
+    // C acknowledge: RXE_ATOMIC_MASK → send_atomic_ack; RXE_FLUSH_MASK | RXE_ATOMIC_WRITE_MASK
+    // → send_read_response_ack (a zero-length READ RESPONSE ONLY), with or without AckReq;
+    // else send_ack if bth_ack.
+    for ack_req in [false, true] {
+        assert_eq!(reply(mask(RC_FLUSH), ack_req), Reply::ReadResponseAck);
+        assert_eq!(
+            reply(mask(RC_ATOMIC_WRITE), ack_req),
+            Reply::ReadResponseAck
+        );
+        assert_eq!(reply(mask(RC_FETCH_ADD), ack_req), Reply::AtomicAck);
+        assert_eq!(reply(mask(RC_COMPARE_SWAP), ack_req), Reply::AtomicAck);
+    }
+    for op in [
+        RC_SEND_ONLY,
+        RC_SEND_LAST,
+        RC_RDMA_WRITE_ONLY,
+        RC_RDMA_WRITE_MIDDLE,
+    ] {
+        assert_eq!(reply(mask(op), true), Reply::Ack);
+        assert_eq!(reply(mask(op), false), Reply::None);
+    }
 }
 
 // --- properties ------------------------------------------------------------------------------

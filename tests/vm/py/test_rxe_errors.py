@@ -9,7 +9,9 @@ Error flows of an RC connection, checked the same way against the C rdma_rxe and
 - RTS -> SQD raises IBV_EVENT_SQ_DRAINED once the send queue is drained, and SQD -> RTS resumes
   (the C driver raises the event but never sends a WR that SQD held back: its send task is not
   scheduled on SQD -> RTS, so this one fails on C);
-- a QP on an SRQ moved to ERROR raises IBV_EVENT_QP_LAST_WQE_REACHED.
+- a QP on an SRQ moved to ERROR raises IBV_EVENT_QP_LAST_WQE_REACHED;
+- an RDMA READ to a QP with max_dest_rd_atomic = 0: NAK invalid request (C check_resource,
+  RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), REM_INV_REQ_ERR on the requester, the responder in ERROR.
 """
 import subprocess
 import threading
@@ -53,6 +55,19 @@ class RcRemote(RCResources):
 
 class RcRnrOnce(RcRemote):
     rnr_retry = 1
+
+
+class RcNoDestRdAtomic(RcRemote):
+    """Both QPs with max_dest_rd_atomic = 0: no responder resources for reads."""
+
+    def to_rts(self):
+        import tests.base as b
+        orig = b.MAX_DEST_RD_ATOMIC
+        b.MAX_DEST_RD_ATOMIC = 0
+        try:
+            return super().to_rts()
+        finally:
+            b.MAX_DEST_RD_ATOMIC = orig
 
 
 def counter(dev, name):
@@ -101,6 +116,18 @@ class RxeErrorFlows(RDMATestCase):
         wcs = u._poll_cq(cli.cq)
         self.assertEqual(wcs[0].status, e.IBV_WC_WR_FLUSH_ERR,
                          u.wc_status_to_str(wcs[0].status))
+
+    def test_read_without_dest_rd_atomic(self):
+        self.create_players(RcNoDestRdAtomic)
+        cli, srv = self.client, self.server
+        wr, _ = u.get_send_elements(cli, False, e.IBV_WR_RDMA_READ)
+        wr.set_wr_rdma(int(cli.rkey), int(cli.raddr))
+        u.post_send(cli, wr)
+        wcs = u._poll_cq(cli.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_REM_INV_REQ_ERR,
+                         u.wc_status_to_str(wcs[0].status))
+        self.assertEqual(qp_state(cli), e.IBV_QPS_ERR)
+        self.assertEqual(qp_state(srv), e.IBV_QPS_ERR)
 
     def test_rnr_late_receive(self):
         self.create_players(RcRemote)
