@@ -202,13 +202,24 @@ pub const fn has_rd_atomic_resource(mask: Mask, max_dest_rd_atomic: u8) -> bool 
 /// The largest RETH DMA length a request may carry (IBA C9-94, C `rxe_resp_check_length`).
 pub const MAX_RETH_LEN: u32 = 1 << 31;
 
+/// Bytes in front of a UD message in its receive buffer: the GRH (`union rdma_network_hdr`).
+pub const UD_GRH_LEN: u32 = 40;
+
+/// C `rxe_resp_check_length` for UD and GSI: the GRH and a `payload`-byte message fit a receive
+/// buffer of `recv_len` bytes. If not, `RESPST_ERR_LENGTH` on UD: the packet is dropped and its
+/// receive WQE goes as [`abandon_recv`] says (RQ: reused; SRQ: `IB_WC_REM_INV_REQ_ERR`); the QP
+/// stays as it is, so no remote sender can break a UD QP (QP1 included) with one big packet.
+pub const fn ud_fits(payload: u32, recv_len: u32) -> bool {
+    payload as u64 + UD_GRH_LEN as u64 <= recv_len as u64
+}
+
 /// C `rxe_resp_check_length` for RC and UC (IBA C9-92, C9-94): a packet with a payload of
 /// `payload` bytes under path MTU `mtu` is of a legal size for its place in the message (ONLY:
 /// at most the MTU; FIRST and MIDDLE: exactly the MTU; LAST: 1 to MTU bytes), and a RETH's
 /// DMA length `reth_len` is at most [`MAX_RETH_LEN`]. Failure is `RESPST_ERR_LENGTH`: on RC a
 /// NAK "invalid request", the receive WQE in progress completes `IB_WC_REM_INV_REQ_ERR` and the
 /// QP goes to error (class C); on UC the message is dropped and the WQE goes as
-/// [`abandon_recv`] says. (C's other rule, for UD, the receive buffer, is not applied here.)
+/// [`abandon_recv`] says. (C's other rule, for UD, is [`ud_fits`].)
 pub const fn check_length(mask: Mask, payload: u32, mtu: u32, reth_len: Option<u32>) -> bool {
     if mask.contains(Mask::PAYLOAD) {
         let start = mask.contains(Mask::START);

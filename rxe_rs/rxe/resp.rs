@@ -298,6 +298,13 @@ impl QpShared {
                 }
             }
             if matches!(self.qp_type, QpType::Ud | QpType::Gsi) {
+                // rxe_resp_check_length (UD): too big for the buffer is the sender's fault,
+                // not a reason to move this QP to ERROR.
+                let recv_len = eng.resp.recv.as_ref().map_or(0, |r| r.wqe.length);
+                if !decide::ud_fits(pkt.payload().len() as u32, recv_len) {
+                    self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
+                    return;
+                }
                 let mut grh = [0u8; GRH_LEN];
                 let ip = skb.ip_header();
                 if ip.len() >= 40 && ip[0] >> 4 == 6 {
@@ -796,7 +803,7 @@ impl QpShared {
         }
     }
 
-    /// A UC message abandoned part-way: its receive WQE, if it has one, is completed with
+    /// A UC message abandoned part-way, or a UD message too big for its buffer: its receive WQE, if it has one, is completed with
     /// `status` when it came from the SRQ (which it has left) or put back in the RQ
     /// (`proto::resp::abandon_recv`, C `do_class_d1e_error`). The message's state is the
     /// caller's.

@@ -8,7 +8,7 @@ rm -rf /tmp/rt; cp -a /opt/rdma-core-tests /tmp/rt
 cp "$(dirname "$0")/py/test_rxe_errors.py" /tmp/rt/tests/
 cd /tmp/rt
 for t in test_write_bad_rkey test_rnr_late_receive test_rnr_retry_exceeded test_sqd_drained \
-	test_last_wqe_reached test_read_without_dest_rd_atomic; do
+	test_last_wqe_reached test_read_without_dest_rd_atomic test_ud_too_big_for_receive_buffer; do
 	check "$t" timeout 120 python3 tests/run_tests.py --dev rxe0 -v "tests.test_rxe_errors.RxeErrorFlows.$t"
 done
 cd /; rdma link del rxe0

@@ -10,9 +10,9 @@ use crate::proto::opcode::{self, opcode_info, Mask};
 use crate::proto::psn::{psn_add, psn_diff, PSN_MASK};
 use crate::proto::resp::{
     abandon_recv, check_length, check_op_seq, check_op_valid, check_psn_rc, check_psn_uc,
-    check_write_length, duplicate, has_rd_atomic_resource, reply, required_access, Abandon,
-    Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
-    MAX_RETH_LEN,
+    check_write_length, duplicate, has_rd_atomic_resource, reply, required_access, ud_fits,
+    Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn, ACCESS_FLUSH_GLOBAL, ACCESS_FLUSH_PERSISTENT,
+    MAX_RETH_LEN, UD_GRH_LEN,
 };
 use crate::proto::wqe::{IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR};
 
@@ -598,4 +598,17 @@ proptest! {
             prop_assert_eq!(prev, None);
         }
     }
+}
+
+/// C `rxe_resp_check_length`, UD/GSI: payload + GRH (40 B) must fit the receive buffer; the
+/// boundary is inclusive, and no sum overflows.
+#[test]
+fn ud_message_must_fit_grh_and_payload_in_the_receive_buffer() {
+    assert_eq!(UD_GRH_LEN, 40);
+    assert!(ud_fits(0, 40));
+    assert!(!ud_fits(0, 39));
+    assert!(ud_fits(4056, 4096));
+    assert!(!ud_fits(4057, 4096));
+    assert!(!ud_fits(u32::MAX, u32::MAX));
+    assert!(ud_fits(u32::MAX - 40, u32::MAX));
 }

@@ -11,7 +11,10 @@ Error flows of an RC connection, checked the same way against the C rdma_rxe and
   scheduled on SQD -> RTS, so this one fails on C);
 - a QP on an SRQ moved to ERROR raises IBV_EVENT_QP_LAST_WQE_REACHED;
 - an RDMA READ to a QP with max_dest_rd_atomic = 0: NAK invalid request (C check_resource,
-  RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), REM_INV_REQ_ERR on the requester, the responder in ERROR.
+  RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), REM_INV_REQ_ERR on the requester, the responder in ERROR;
+- a UD message too big for the receive buffer (C rxe_resp_check_length): dropped, the receive
+  WQE reused for the next message that fits, the QP still in RTS (a remote sender cannot break
+  a UD QP).
 """
 import subprocess
 import threading
@@ -20,7 +23,8 @@ import time
 import pyverbs.enums as e
 from pyverbs.mr import MR
 from pyverbs.qp import QPAttr
-from tests.base import RCResources, RDMATestCase
+from pyverbs.wr import SGE, RecvWR, SendWR
+from tests.base import RCResources, RDMATestCase, UDResources
 import tests.utils as u
 
 REMOTE = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
@@ -128,6 +132,31 @@ class RxeErrorFlows(RDMATestCase):
                          u.wc_status_to_str(wcs[0].status))
         self.assertEqual(qp_state(cli), e.IBV_QPS_ERR)
         self.assertEqual(qp_state(srv), e.IBV_QPS_ERR)
+
+    def test_ud_too_big_for_receive_buffer(self):
+        self.create_players(UDResources)
+        cli, srv = self.client, self.server
+        fits, GRH_SIZE = 16, UDResources.GRH_SIZE
+        # One receive: the GRH and 16 bytes. The client's msg_size message does not fit.
+        srv.qp.post_recv(RecvWR(num_sge=1, sg=[SGE(srv.mr.buf, GRH_SIZE + fits, srv.mr.lkey)]))
+        ah = u.get_global_ah(cli, self.gid_index, self.ib_port)
+        wr, _ = u.get_send_elements(cli, False)
+        self.assertGreater(cli.msg_size, fits)
+        u.post_send(cli, wr, ah=ah)
+        u.poll_cq(cli.cq)
+        time.sleep(1)
+        n, _ = srv.cq.poll()
+        self.assertEqual(n, 0, 'the message that does not fit must be dropped, not completed')
+        self.assertEqual(qp_state(srv), e.IBV_QPS_RTS)
+        # The same receive WQE takes the next message, which fits.
+        cli.mr.write('x' * fits, fits)
+        small = SendWR(num_sge=1, sg=[SGE(cli.mr.buf, fits, cli.mr.lkey)])
+        u.post_send(cli, small, ah=ah)
+        u.poll_cq(cli.cq)
+        wcs = u._poll_cq(srv.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_SUCCESS, u.wc_status_to_str(wcs[0].status))
+        self.assertEqual(wcs[0].byte_len, GRH_SIZE + fits)
+        self.assertEqual(qp_state(srv), e.IBV_QPS_RTS)
 
     def test_rnr_late_receive(self):
         self.create_players(RcRemote)
