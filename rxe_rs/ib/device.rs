@@ -129,6 +129,10 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn map_mr_page(mr: &Self::Mr, addr: u64) -> Result;
     /// `map_mr_sg` is done: the mapped pages hold `length` bytes from `iova`.
     fn map_mr_sg_end(mr: &Self::Mr, iova: u64, length: u64);
+    /// `rereg_user_mr`, in place only (the C driver's PD and access changes): the MR stays the
+    /// same object (the trampoline returns NULL to ib_uverbs, which moves `ib_mr.pd` and the
+    /// PDs' use counts itself).
+    fn rereg_user_mr(dev: &Device<Self>, mr: &Self::Mr, req: &ReregMrReq) -> Result;
     /// `dereg_mr`; on success the data is dropped after it.
     fn dereg_mr(dev: &Device<Self>, mr: &Self::Mr) -> Result;
 
@@ -262,6 +266,16 @@ pub(crate) struct UserMrReq {
     pub(crate) has_dmah: bool,
 }
 
+/// The arguments of `rereg_user_mr`.
+pub(crate) struct ReregMrReq {
+    /// `IB_MR_REREG_*` (the C `int`, as bits).
+    pub(crate) flags: u32,
+    /// The PD to move to (with `IB_MR_REREG_PD`; else the MR's own).
+    pub(crate) pd: PdId,
+    /// The new `IB_ACCESS_*` (with `IB_MR_REREG_ACCESS`).
+    pub(crate) access: i32,
+}
+
 /// A protection domain's identity (its address), for the data path's PD checks.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct PdId(pub(super) usize);
@@ -294,6 +308,14 @@ impl Umem {
 }
 
 impl Umem {
+    /// `ib_umem_check_rereg`: can the pinned memory stay as it is under `flags` and `access`
+    /// (`EOPNOTSUPP` for dma-buf memory, `EACCES` for write rights on memory pinned read-only).
+    pub(crate) fn check_rereg(&self, flags: u32, access: i32) -> Result {
+        // SAFETY: we own the umem; the function only reads it.
+        let ret = unsafe { ffi::ib_umem_check_rereg(self.0.as_ptr(), flags as i32, access) };
+        kernel::error::to_result(ret)
+    }
+
     pub(super) fn as_raw(&self) -> *mut ffi::ib_umem {
         self.0.as_ptr()
     }
@@ -596,6 +618,7 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
         size_ib_cq: size_of::<Object<ffi::ib_cq, T::Cq>>(),
         get_dma_mr: Some(get_dma_mr::<T>),
         reg_user_mr: Some(reg_user_mr::<T>),
+        rereg_user_mr: Some(rereg_user_mr::<T>),
         dereg_mr: Some(dereg_mr::<T>),
         alloc_mr: Some(alloc_mr::<T>),
         map_mr_sg: Some(map_mr_sg::<T>),
@@ -1012,6 +1035,38 @@ unsafe extern "C" fn map_mr_sg<T: DeviceOps>(
         let n = ffi::ib_sg_to_pages(mr, sgl, sg_nents, sg_offset, Some(set_page::<T>));
         T::map_mr_sg_end(data, (*mr).iova, (*mr).length);
         n
+    }
+}
+
+unsafe extern "C" fn rereg_user_mr<T: DeviceOps>(
+    mr: *mut ffi::ib_mr,
+    flags: kernel::ffi::c_int,
+    _start: u64,
+    _length: u64,
+    _virt_addr: u64,
+    access: kernel::ffi::c_int,
+    pd: *mut ffi::ib_pd,
+    _udata: *mut ffi::ib_udata,
+) -> *mut ffi::ib_mr {
+    // SAFETY: ib_uverbs passes one of our MRs (a `KBox<MrObject<T>>` from `new_mr`) under its
+    // uobject's write lock (no dereg can run), and a PD of the same device: the new one with
+    // `IB_MR_REREG_PD`, else the MR's own.
+    let (dev, data) = unsafe {
+        (
+            Device::<T>::from_raw((*mr).device),
+            &(*mr.cast::<MrObject<T>>()).data,
+        )
+    };
+    let req = ReregMrReq {
+        flags: flags as u32,
+        pd: PdId(pd as usize),
+        access,
+    };
+    // NULL: the MR was changed in place (translation changes are refused, so no new MR is
+    // ever made).
+    match T::rereg_user_mr(dev, data, &req) {
+        Ok(()) => core::ptr::null_mut(),
+        Err(e) => e.to_ptr(),
     }
 }
 

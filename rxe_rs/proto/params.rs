@@ -209,3 +209,52 @@ pub const ACCESS_ON_DEMAND: u32 = 1 << 6;
 /// `RXE_ACCESS_SUPPORTED_MR`: local write, remote read/write/atomic, MW bind, on-demand,
 /// flush global/persistent, and the optional bits.
 pub const ACCESS_SUPPORTED_MR: u32 = 0x3ff0_035f;
+
+/// `IB_MR_REREG_TRANS`: new address range (not supported by rxe, as C).
+pub const MR_REREG_TRANS: u32 = 1 << 0;
+/// `IB_MR_REREG_PD`: new protection domain.
+pub const MR_REREG_PD: u32 = 1 << 1;
+/// `IB_MR_REREG_ACCESS`: new access rights.
+pub const MR_REREG_ACCESS: u32 = 1 << 2;
+/// `RXE_MR_REREG_SUPPORTED`: only the two easy cases, in place.
+pub const MR_REREG_SUPPORTED: u32 = MR_REREG_PD | MR_REREG_ACCESS;
+
+/// What a `rereg_user_mr` changes in the MR (it stays the same object, as in C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rereg {
+    /// The MR moves to the PD ib_uverbs passes.
+    pub pd: bool,
+    /// The MR's new access rights.
+    pub access: Option<u32>,
+}
+
+/// `rxe_rereg_user_mr`'s first check: any flag but PD and ACCESS (translation changes) is
+/// `EOPNOTSUPP`, which ib_uverbs passes on and the python tests turn into a skip. `flags` is
+/// the C `int`, taken as bits.
+pub fn check_rereg_flags(flags: u32) -> Result<(), crate::proto::Errno> {
+    if flags & !MR_REREG_SUPPORTED != 0 {
+        return Err(crate::proto::Errno::OpNotSupp);
+    }
+    Ok(())
+}
+
+/// `rxe_rereg_user_mr` after `ib_umem_check_rereg`: the change to make, or `EOPNOTSUPP` for
+/// unsupported flags or, with `IB_MR_REREG_ACCESS`, access bits outside
+/// `RXE_ACCESS_SUPPORTED_MR`. Unlike C, `IB_ACCESS_ON_DEMAND` is refused too, as by
+/// `reg_user_mr` (rxe-rs has no ODP; ib_uverbs refuses it first, as the device does not
+/// advertise ODP). `access` is ignored without `IB_MR_REREG_ACCESS`, as in C.
+pub fn rereg_plan(flags: u32, access: u32) -> Result<Rereg, crate::proto::Errno> {
+    check_rereg_flags(flags)?;
+    let access = if flags & MR_REREG_ACCESS != 0 {
+        if access & !ACCESS_SUPPORTED_MR != 0 || access & ACCESS_ON_DEMAND != 0 {
+            return Err(crate::proto::Errno::OpNotSupp);
+        }
+        Some(access)
+    } else {
+        None
+    };
+    Ok(Rereg {
+        pd: flags & MR_REREG_PD != 0,
+        access,
+    })
+}

@@ -8,8 +8,8 @@ use crate::ib::{
     consts::*,
     device::{
         self, AhInit, CqInit, Device, DeviceAttr, DeviceInfo, DeviceModify, DeviceOps, DeviceRef,
-        PdId, PmaCounters, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, SrqAttr,
-        UserMrReq,
+        PdId, PmaCounters, PolledWc, PortAttr, PortEvent, PortImmutable, PortModify, ReregMrReq,
+        SrqAttr, UserMrReq,
     },
     handles::{CqHandle, SrqHandle},
     netdev::{NetDev, NetDevRef, NetdevEvent, NetdevListener},
@@ -528,6 +528,10 @@ impl DeviceOps for RxeDev {
 
     fn map_mr_sg_end(mr: &RxeMr, iova: u64, length: u64) {
         mr.map_end(iova, length);
+    }
+
+    fn rereg_user_mr(_dev: &Device<Self>, mr: &RxeMr, req: &ReregMrReq) -> Result {
+        mr.rereg(req)
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {

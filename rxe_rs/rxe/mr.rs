@@ -8,10 +8,14 @@
 //! unpinned: every data-path access checks liveness and copies inside one RCU read-side section
 //! ([`kernel::sync::rcu::Guard`]), so none can reach an unpinned page. (The C driver waits for
 //! the MR's reference count instead.)
+//!
+//! `rereg_user_mr` may change an MR's PD and access rights while the data path uses it: both
+//! sit together under one spinlock ([`MrShared::rights`]), so a check sees the old pair or the
+//! new one, never a mix. (The C driver just stores the two fields.)
 
-use super::{device::RxeDev, pool::PoolIndex};
+use super::{device::RxeDev, pool::PoolIndex, ring::errno};
 use crate::ib::{
-    device::{Device, PdId, Umem, UserMrReq},
+    device::{Device, PdId, ReregMrReq, Umem, UserMrReq},
     mem::{KernelMem, KernelPages, PageList},
 };
 use crate::proto::{
@@ -92,11 +96,22 @@ impl FastInner {
 /// [`MrShared::state`]: deregistered. The bits below count the windows bound to the MR.
 const MR_DEAD: u32 = 1 << 31;
 
+/// The part of an MR `rereg_user_mr` changes.
+#[derive(Clone, Copy)]
+struct Rights {
+    pd: PdId,
+    /// `IB_ACCESS_*` (a fast MR's own, set by REG_MR, are in [`FastInner`]).
+    access: u32,
+}
+
 /// What the data path knows of an MR.
+#[pin_data]
 pub(crate) struct MrShared {
     key: u32,
-    pd: PdId,
-    access: u32,
+    /// PD and access rights, replaced together by `rereg_user_mr`; readers copy them out (no
+    /// other lock is taken inside it).
+    #[pin]
+    rights: SpinLockIrq<Rights>,
     mem: MrMem,
     /// [`MR_DEAD`] and the number of memory windows bound to the MR (`num_mw`): one atomic
     /// word, so that a bind and a deregistration cannot both succeed.
@@ -136,18 +151,24 @@ impl MrShared {
         self.state.load(Ordering::Acquire) & !MR_DEAD
     }
 
+    /// The MR's PD and access rights now.
+    fn rights(&self) -> Rights {
+        *self.rights.lock()
+    }
+
     /// What the bind checks see of the MR (`ibmr.iova`, `ibmr.length`: 0 for a DMA MR).
     fn view(&self) -> MrView {
+        let rights = self.rights();
         let (access, iova, length) = match &self.mem {
-            MrMem::Kernel => (self.access, 0, 0),
-            MrMem::User { iova, length, .. } => (self.access, *iova, *length),
+            MrMem::Kernel => (rights.access, 0, 0),
+            MrMem::User { iova, length, .. } => (rights.access, *iova, *length),
             MrMem::Fast(f) => {
                 let g = f.inner.lock();
                 (g.access, g.iova, g.length)
             }
         };
         MrView {
-            pd: self.pd.raw(),
+            pd: rights.pd.raw(),
             access,
             iova,
             length,
@@ -205,7 +226,8 @@ impl MrShared {
         iova: u64,
         len: usize,
     ) -> Result<(), MrError> {
-        if !self.alive() || self.pd != pd {
+        let rights = self.rights();
+        if !self.alive() || rights.pd != pd {
             return Err(MrError::Key);
         }
         if let MrMem::Fast(f) = &self.mem {
@@ -215,7 +237,7 @@ impl MrShared {
             }
             return g.offset(iova, len).map(|_| ());
         }
-        if self.key != key || need & !self.access != 0 {
+        if self.key != key || need & !rights.access != 0 {
             return Err(MrError::Key);
         }
         self.in_range(iova, len)
@@ -281,8 +303,9 @@ impl MrShared {
             // Any other MR is registered already: not free (C).
             return Err(Errno::Inval);
         };
+        let mr_pd = self.rights().pd;
         let mut g = f.inner.lock();
-        mw::check_reg_fast_mr(!g.valid, self.pd.raw(), qp_pd.raw(), g.key, key)?;
+        mw::check_reg_fast_mr(!g.valid, mr_pd.raw(), qp_pd.raw(), g.key, key)?;
         g.access = access;
         g.key = key;
         g.iova = g.next_iova;
@@ -382,14 +405,13 @@ impl RxeMr {
                 length,
             },
         };
-        let shared = Arc::new(
-            MrShared {
+        let shared = Arc::pin_init(
+            pin_init!(MrShared {
                 key,
-                pd,
-                access,
+                rights <- new_spinlock_irq!(Rights { pd, access }),
                 mem,
                 state: AtomicU32::new(0),
-            },
+            }),
             GFP_KERNEL,
         )?;
         dev.data().mrs_table().insert(index.get(), shared.clone())?;
@@ -436,6 +458,30 @@ impl RxeMr {
         }
         let max = usize::try_from(max_num_sg).map_err(|_| EINVAL)?;
         Self::new(dev, pd, mw::ACCESS_REMOTE, None, 0, 0, Some(max))
+    }
+
+    /// `rxe_rereg_user_mr`: a new PD and/or new access rights for a user MR, in place.
+    ///
+    /// Both change under [`MrShared::rights`]' lock at once, so the data path sees the old pair
+    /// or the new one. A check that passed before keeps its access going (a message in
+    /// progress, a copy under RCU), as in C, which just stores the fields. PDs are not
+    /// reference-counted here: ib_uverbs moves `ib_mr.pd` and the PDs' `usecnt` (C's
+    /// `rxe_put(old_pd)`/`rxe_get(pd)` on top of it), so the MR's PD cannot be deallocated
+    /// while the MR is in it, and the old one can.
+    pub(crate) fn rereg(&self, req: &ReregMrReq) -> Result {
+        params::check_rereg_flags(req.flags).map_err(errno)?;
+        // Only user MRs come through ib_uverbs (DMA and fast MRs are kernel objects).
+        let umem = self.umem.as_ref().ok_or(EOPNOTSUPP)?;
+        umem.check_rereg(req.flags, req.access)?;
+        let plan = params::rereg_plan(req.flags, req.access as u32).map_err(errno)?;
+        let mut g = self.shared.rights.lock();
+        if plan.pd {
+            g.pd = req.pd;
+        }
+        if let Some(access) = plan.access {
+            g.access = access;
+        }
+        Ok(())
     }
 
     fn fast_mr(&self) -> Result<&FastMr> {
