@@ -67,6 +67,20 @@ struct ReadReply {
     replay: bool,
 }
 
+impl ReadReply {
+    /// The reply to a read of `len` bytes at `va` (in `mr`) whose first response has PSN `psn`.
+    fn new(mr: Option<Arc<MrShared>>, va: u64, len: u32, psn: u32, replay: bool) -> Self {
+        Self {
+            mr,
+            va,
+            resid: len,
+            psn,
+            first: true,
+            replay,
+        }
+    }
+}
+
 /// The results of the last [`params::MAX_QP_RD_ATOM`] atomics, oldest overwritten first.
 #[derive(Default)]
 struct AtomicResults {
@@ -358,14 +372,7 @@ impl QpShared {
             };
             if mask.contains(Mask::READ) {
                 let npsn = reth.len.div_ceil(eng.mtu(rxe)).max(1);
-                eng.resp.read = Some(ReadReply {
-                    mr,
-                    va,
-                    resid: reth.len,
-                    psn,
-                    first: true,
-                    replay: false,
-                });
+                eng.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, false));
                 eng.resp.psn = psn_add(psn, npsn);
                 eng.resp.opcode = None;
                 return;
@@ -547,14 +554,7 @@ impl QpShared {
             }
         };
         // (Requests wait in the queue while a reply is being sent: no reply in progress.)
-        eng.resp.read = Some(ReadReply {
-            mr,
-            va,
-            resid: reth.len,
-            psn,
-            first: true,
-            replay: true,
-        });
+        eng.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true));
     }
 
     /// Sends the next read response packet (`read_reply`).
