@@ -6,7 +6,7 @@
 use crate::ffi;
 use core::{
     marker::PhantomData,
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 use kernel::{
     prelude::*,
@@ -36,6 +36,10 @@ struct Inner<T> {
 pub(crate) struct Timer<T: TimerOwner> {
     #[pin]
     inner: Opaque<Inner<T>>,
+    /// [`Timer::shutdown`] returned: dropping needs no second `timer_shutdown_sync` (the last
+    /// `Arc` of a destroyed QP may go in an skb destructor, under another QP's engine lock,
+    /// where waiting for a timer is what lockdep forbids).
+    shut_down: AtomicBool,
     _t: PhantomData<T>,
 }
 
@@ -68,6 +72,7 @@ impl<T: TimerOwner> Timer<T> {
                 core::ptr::addr_of_mut!((*slot).owner).write(AtomicPtr::new(core::ptr::null_mut()));
                 core::ptr::addr_of_mut!((*slot).id).write(id);
             }),
+            shut_down: AtomicBool::new(false),
             _t: PhantomData,
         })
     }
@@ -92,15 +97,18 @@ impl<T: TimerOwner> Timer<T> {
     pub(crate) fn shutdown(&self) {
         // SAFETY: the timer is initialised; process context (the owner's destroy path).
         unsafe { ffi::rxe_rs_timer_shutdown_sync(self.raw()) };
+        self.shut_down.store(true, Ordering::Release);
     }
 }
 
 #[pinned_drop]
 impl<T: TimerOwner> PinnedDrop for Timer<T> {
     fn drop(self: Pin<&mut Self>) {
-        // Already shut down by the owner (type invariant); this keeps a never-armed timer, or a
-        // misuse, from outliving its memory.
-        self.shutdown();
+        // Shut down by the owner already (type invariant); this keeps a never-armed timer, or a
+        // misuse, from outliving its memory. A shut-down timer can never run again.
+        if !self.shut_down.load(Ordering::Acquire) {
+            self.shutdown();
+        }
     }
 }
 
