@@ -394,7 +394,10 @@ impl WorkItem for QpShared {
 
 impl TxOwner for QpShared {
     fn tx_released(this: Arc<Self>) {
-        let out = this.skbs_out.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+        let out = this
+            .skbs_out
+            .fetch_sub(1, Ordering::SeqCst)
+            .saturating_sub(1);
         // Pairs with `may_send`: it sets `need_skb` before it looks at the count again.
         if out < SKBS_OUT_LOW && this.need_skb.swap(false, Ordering::SeqCst) {
             this.kick_deferred();
