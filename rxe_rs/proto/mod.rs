@@ -73,6 +73,7 @@ pub mod psn;
 pub mod qp_state;
 pub mod queue;
 pub mod resp;
+pub mod seq;
 pub mod task;
 pub mod wqe;
 

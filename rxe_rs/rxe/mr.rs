@@ -10,8 +10,9 @@
 //! the MR's reference count instead.)
 //!
 //! `rereg_user_mr` may change an MR's PD and access rights while the data path uses it: both
-//! sit together under one spinlock ([`MrShared::rights`]), so a check sees the old pair or the
-//! new one, never a mix. (The C driver just stores the two fields.)
+//! sit together in one lock-free pair ([`MrShared::rights`], a sequence count), so a check sees
+//! the old pair or the new one, never a mix, and takes no lock per packet. (The C driver just
+//! stores the two fields.)
 
 use super::{device::RxeDev, pool::PoolIndex, ring::errno};
 use crate::ib::{
@@ -20,7 +21,9 @@ use crate::ib::{
 };
 use crate::proto::{
     mw::{self, Bind, MrView, MwType, Window},
-    params, Errno,
+    params,
+    seq::SeqPair,
+    Errno,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -96,10 +99,11 @@ impl FastInner {
 /// [`MrShared::state`]: deregistered. The bits below count the windows bound to the MR.
 const MR_DEAD: u32 = 1 << 31;
 
-/// The part of an MR `rereg_user_mr` changes.
+/// The part of an MR `rereg_user_mr` changes, as one read of [`MrShared::rights`] gives it.
 #[derive(Clone, Copy)]
 struct Rights {
-    pd: PdId,
+    /// [`PdId::raw`] of the MR's PD.
+    pd: usize,
     /// `IB_ACCESS_*` (a fast MR's own, set by REG_MR, are in [`FastInner`]).
     access: u32,
 }
@@ -108,10 +112,13 @@ struct Rights {
 #[pin_data]
 pub(crate) struct MrShared {
     key: u32,
-    /// PD and access rights, replaced together by `rereg_user_mr`; readers copy them out (no
-    /// other lock is taken inside it).
+    /// PD ([`PdId::raw`]) and access rights, replaced together by `rereg_user_mr`; the data
+    /// path reads them without a lock.
+    rights: SeqPair,
+    /// Serialises `rereg_user_mr`s of the MR, with interrupts off: a data-path reader
+    /// interrupting a write on its CPU would spin on the half-written pair forever.
     #[pin]
-    rights: SpinLockIrq<Rights>,
+    rights_writer: SpinLockIrq<()>,
     mem: MrMem,
     /// [`MR_DEAD`] and the number of memory windows bound to the MR (`num_mw`): one atomic
     /// word, so that a bind and a deregistration cannot both succeed.
@@ -153,7 +160,8 @@ impl MrShared {
 
     /// The MR's PD and access rights now.
     fn rights(&self) -> Rights {
-        *self.rights.lock()
+        let (pd, access) = self.rights.read();
+        Rights { pd, access }
     }
 
     /// What the bind checks see of the MR (`ibmr.iova`, `ibmr.length`: 0 for a DMA MR).
@@ -168,7 +176,7 @@ impl MrShared {
             }
         };
         MrView {
-            pd: rights.pd.raw(),
+            pd: rights.pd,
             access,
             iova,
             length,
@@ -227,7 +235,7 @@ impl MrShared {
         len: usize,
     ) -> Result<(), MrError> {
         let rights = self.rights();
-        if !self.alive() || rights.pd != pd {
+        if !self.alive() || rights.pd != pd.raw() {
             return Err(MrError::Key);
         }
         if let MrMem::Fast(f) = &self.mem {
@@ -305,7 +313,7 @@ impl MrShared {
         };
         let mr_pd = self.rights().pd;
         let mut g = f.inner.lock();
-        mw::check_reg_fast_mr(!g.valid, mr_pd.raw(), qp_pd.raw(), g.key, key)?;
+        mw::check_reg_fast_mr(!g.valid, mr_pd, qp_pd.raw(), g.key, key)?;
         g.access = access;
         g.key = key;
         g.iova = g.next_iova;
@@ -408,7 +416,8 @@ impl RxeMr {
         let shared = Arc::pin_init(
             pin_init!(MrShared {
                 key,
-                rights <- new_spinlock_irq!(Rights { pd, access }),
+                rights: SeqPair::new(pd.raw(), access),
+                rights_writer <- new_spinlock_irq!(()),
                 mem,
                 state: AtomicU32::new(0),
             }),
@@ -462,8 +471,8 @@ impl RxeMr {
 
     /// `rxe_rereg_user_mr`: a new PD and/or new access rights for a user MR, in place.
     ///
-    /// Both change under [`MrShared::rights`]' lock at once, so the data path sees the old pair
-    /// or the new one. A check that passed before keeps its access going (a message in
+    /// Both change in one write of [`MrShared::rights`], so the data path sees the old pair or
+    /// the new one. A check that passed before keeps its access going (a message in
     /// progress, a copy under RCU), as in C, which just stores the fields. PDs are not
     /// reference-counted here: ib_uverbs moves `ib_mr.pd` and the PDs' `usecnt` (C's
     /// `rxe_put(old_pd)`/`rxe_get(pd)` on top of it), so the MR's PD cannot be deallocated
@@ -474,13 +483,9 @@ impl RxeMr {
         let umem = self.umem.as_ref().ok_or(EOPNOTSUPP)?;
         umem.check_rereg(req.flags, req.access)?;
         let plan = params::rereg_plan(req.flags, req.access as u32).map_err(errno)?;
-        let mut g = self.shared.rights.lock();
-        if plan.pd {
-            g.pd = req.pd;
-        }
-        if let Some(access) = plan.access {
-            g.access = access;
-        }
+        let _writer = self.shared.rights_writer.lock();
+        let pd = plan.pd.then_some(req.pd.raw());
+        self.shared.rights.write(pd, plan.access);
         Ok(())
     }
 

@@ -20,6 +20,7 @@ mod qp_state;
 mod queue;
 mod reference;
 mod resp;
+mod seq;
 mod task;
 mod vectors;
 mod wqe;
