@@ -15,6 +15,63 @@ tally() { echo "$((${checked:-0} - failures)) passed, $failures failed"; summary
 # tcp_listening PORT [NETNS]: something listens on TCP PORT (in network namespace NETNS).
 tcp_listening() { ${2:+ip netns exec "$2"} ss -Htln "sport = :$1" | grep -q .; }
 
+# cm_listening COMM: an rdma_cm id of process COMM listens.
+cm_listening() { rdma res show cm_id | grep -q "state LISTEN .*comm $1"; }
+
+# counter LINK/PORT NAME: an rdma statistic counter (e.g. counter rxe0/1 completer_retry_err).
+counter() { rdma statistic show link "$1" | awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1)} END {print s + 0}'; }
+
+# netem_data DEV NETEM_ARGS…: netem (e.g. "loss 2%") on DEV's egress for every IP packet but
+# 48-byte ones (bare RoCE ACKs/NAKs): a lost ACK of a peer's last message would leave that peer
+# retrying forever once the other side has exited (retry_cnt 7 is infinite in both drivers).
+# Undo with `tc qdisc del dev DEV root`.
+netem_data() {
+	local dev=$1; shift
+	tc qdisc add dev "$dev" root handle 1: prio &&
+		tc qdisc add dev "$dev" parent 1:2 handle 20: netem "$@" &&
+		tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 48 0xffff at 2 flowid 1:1
+}
+
+# Two VMs (scripts/vm-run --two): a line-based control channel to the peer over TCP, to order
+# the two sides' steps. peer_listen (once) records every line the peer sends in $PEER_LOG;
+# peer_tell LINE sends one (retrying until the peer listens, up to 120 s); peer_hear WORDS
+# [SEC] waits up to SEC (60) seconds for a line starting with WORDS and prints it.
+PEER_PORT=${PEER_PORT:-18399} PEER_LOG=/tmp/peer-channel.log
+peer_listen() {
+	: >"$PEER_LOG"
+	python3 -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", int(sys.argv[1])))
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    data = c.makefile(errors="replace").read()
+    c.close()
+    with open(sys.argv[2], "a") as f:
+        f.write(data)
+' "$PEER_PORT" "$PEER_LOG" >/dev/null 2>&1 &
+	for _ in $(seq 300); do tcp_listening "$PEER_PORT" && return 0; sleep 0.1; done
+	return 1
+}
+peer_tell() {
+	local t0=$SECONDS
+	until timeout 5 bash -c 'echo "$1" >"/dev/tcp/$2/$3"' _ "$1" "$PEER_IP" "$PEER_PORT" 2>/dev/null; do
+		[ $((SECONDS - t0)) -lt 120 ] || { echo "peer_tell: $PEER_IP:$PEER_PORT unreachable" >&2; return 1; }
+		sleep 0.2
+	done
+}
+peer_hear() {
+	local t0=$SECONDS line
+	while [ $((SECONDS - t0)) -lt "${2:-60}" ]; do
+		line=$(grep -m 1 "^$1\( \|\$\)" "$PEER_LOG") && { echo "$line"; return 0; }
+		sleep 0.2
+	done
+	echo "peer_hear: no '$1' from the peer in ${2:-60} s" >&2
+	return 1
+}
+
 # gid_ipv4 DEV: index of DEV's IPv4 (::ffff:a.b.c.d, RoCE v2) GID on port 1.
 gid_ipv4() { ibv_devinfo -v -d "$1" | sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:.*/\1/p' | head -n 1; }
 

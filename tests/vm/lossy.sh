@@ -42,9 +42,8 @@ check "ib_read_bw 200 x 64 KiB, lossy" serve "$T" "ip netns exec rxel ss -Htln s
 	ip netns exec rxel ib_read_bw -d rxl1 -x "$gid1" -s 65536 -n 200 -F -- \
 	ib_read_bw -d rxl0 -x "$gid0" -s 65536 -n 200 -F 10.20.0.2
 fi
-counter() { rdma statistic show link "$1/1" | awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1)} END {print s + 0}'; }
-retries=$(( $(counter rxl0 completer_retry_err) + $(counter rxl1 completer_retry_err) ))
-dups=$(( $(counter rxl0 duplicate_request) + $(counter rxl1 duplicate_request) ))
+retries=$(( $(counter rxl0/1 completer_retry_err) + $(counter rxl1/1 completer_retry_err) ))
+dups=$(( $(counter rxl0/1 duplicate_request) + $(counter rxl1/1 duplicate_request) ))
 echo "retransmits: completer_retry_err $retries, duplicate_request $dups"
 rdma statistic show link rxl0/1; rdma statistic show link rxl1/1
 check "retransmissions happened (completer_retry_err $retries > 0)" test "$retries" -gt 0

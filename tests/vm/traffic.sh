@@ -32,8 +32,6 @@ port=18600 # TCP port of the pingpongs' out-of-band exchange: a new one per case
 
 # iters SIZE: exchanges for one case of SIZE bytes.
 iters() { local n=$((BYTES_PER_CASE / $1)); echo $((n < ITERS ? n : ITERS)); }
-# cm_listening COMM: an rdma_cm id of process COMM listens.
-cm_listening() { rdma res show cm_id | grep -q "state LISTEN .*comm $1"; }
 # cm_exists COMM: process COMM has an rdma_cm id (mckey's receiver has bound and is joining).
 cm_exists() { rdma res show cm_id | grep -q "comm $1"; }
 

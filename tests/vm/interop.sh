@@ -1,0 +1,191 @@
+#!/bin/bash
+# Guest test (--two): two rxe drivers talking to each other on the wire, meant for rxe-rs against
+# the C rdma_rxe. Run on both VMs with the same arguments:
+#   scripts/vm-run --two --driver rs --peer-driver c --timeout 1500 \
+#       --peer tests/vm/interop.sh -- tests/vm/interop.sh [--pcap]
+# Both VMs set eth0 to MTU 9000 (so path MTU 4096 fits) and add rxe0 on it. Every case runs
+# twice: B's side as server and A's as client, then the reverse; with --driver rs --peer-driver c
+# that is a C server with an rs client, then an rs server with a C client. Cases, with data checks
+# where the tool has them: ibv_{rc,uc,srq}_pingpong -c at 1 B / 4 KiB / 64 KiB and path MTU
+# 1024 / 4096, ibv_ud_pingpong -c at 1 B and 4 KiB, perftest ib_write_bw, ib_read_bw,
+# ib_send_bw, ib_atomic_bw (fetch-and-add and compare-and-swap), rping -V; then, with netem
+# loss 2% on both eth0 (bare ACKs/NAKs spared: lib.sh netem_data), ib_read_bw and ib_atomic_bw
+# each way, and the retransmission counters must have moved.
+# The sides keep in step over a TCP control channel (lib.sh peer_*): for case N the server side
+# starts its server and says "ready N", the client side runs its client, each side says "done N
+# STATUS", and the case passes (on both sides) only if both exited 0; a server whose client
+# failed is stopped at once. --pcap: tcpdump of RoCEv2 (UDP 4791, first 128 B of each packet) to
+# /mnt/run/rocev2.pcap (the host's $RXE_CACHE/runs/run.*/{a,b}/, kept with RXE_KEEP_RUN=1).
+# Each side prints ok/FAIL per check and "N passed, M failed"; exits 1 on a failure.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+pcap=0
+[ "${1:-}" != --pcap ] || pcap=1
+T=120 LOSS_T=300 # seconds per case (client, and server); KASAN + lockdep under TCG ≈ 5 × slower
+[ "${VARIANT:-stock}" != debug ] || { T=$((T * 5)); LOSS_T=$((LOSS_T * 5)); }
+ITERS=${ITERS:-100}
+case_t=$T port=18600 n=0
+other=b
+[ "$ROLE" = a ] || other=a
+drv() { if [ "$1" = "$ROLE" ]; then echo "$DRIVER"; else echo "$PEER_DRIVER"; fi; }
+addr() { if [ "$1" = "$ROLE" ]; then echo "$IP"; else echo "$PEER_IP"; fi; }
+# barrier TAG: both sides have got here.
+barrier() { peer_tell "$1" && peer_hear "$1" "${2:-$T}" >/dev/null; }
+
+# run_case SERVER_ROLE READY SERVER_CMD… -- CLIENT_CMD…: this side's half of case $n (see the top).
+run_case() {
+	local s=$1 ready=$2 srv=() rc pid line st
+	shift 2
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	if [ "$ROLE" = "$s" ]; then
+		timeout -k 5 "$case_t" "${srv[@]}" >/tmp/case.log 2>&1 &
+		pid=$!
+		for _ in $(seq 150); do
+			eval "$ready" >/dev/null 2>&1 && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		peer_tell "ready $n"
+		while kill -0 "$pid" 2>/dev/null; do
+			line=$(grep -m 1 "^done $n " "$PEER_LOG") && [ "${line##* }" != 0 ] && {
+				echo "the client failed: server stopped"; kill "$pid"; break; }
+			sleep 0.5
+		done
+		wait "$pid"
+		rc=$?
+		sed 's/^/[server] /' /tmp/case.log
+	else
+		if peer_hear "ready $n" "$case_t" >/dev/null; then
+			timeout -k 5 "$case_t" "$@"
+			rc=$?
+		else
+			rc=1
+		fi
+	fi
+	peer_tell "done $n $rc" || return 1
+	line=$(peer_hear "done $n" $((case_t + 60))) || return 1
+	st=${line##* }
+	echo "this side ($ROLE, $DRIVER): exit $rc; peer ($other, $PEER_DRIVER): exit $st"
+	[ "$rc" = 0 ] && [ "$st" = 0 ]
+}
+# xcase SERVER_ROLE DESC READY SERVER_CMD… -- CLIENT_CMD…: one counted case across the VMs.
+xcase() {
+	local s=$1 desc=$2 c=a
+	shift 2
+	[ "$s" = b ] || c=b
+	n=$((n + 1))
+	check "#$n $(drv "$s") server ($s) / $(drv "$c") client ($c): $desc" run_case "$s" "$@"
+}
+# pingpong SERVER_ROLE PROG ARGS…: ibv_*_pingpong -c, own TCP port.
+pingpong() {
+	local s=$1 prog=$2
+	shift 2
+	port=$((port + 1))
+	xcase "$s" "$prog -c $*" "tcp_listening $port" \
+		"$prog" -d rxe0 -g "$gid" -p "$port" -c "$@" -- \
+		"$prog" -d rxe0 -g "$gid" -p "$port" -c "$@" "$(addr "$s")"
+}
+# perf SERVER_ROLE PROG ARGS…: a perftest pair, own TCP port.
+perf() {
+	local s=$1 prog=$2
+	shift 2
+	port=$((port + 1))
+	xcase "$s" "$prog $*" "tcp_listening $port" \
+		"$prog" -d rxe0 -x "$gid" -p "$port" -F "$@" -- \
+		"$prog" -d rxe0 -x "$gid" -p "$port" -F "$@" "$(addr "$s")"
+}
+# driver_loaded: the module of $DRIVER is loaded, the other one is not.
+driver_loaded() {
+	local mods
+	mods=$(lsmod | awk '$1 ~ /^rdma_rxe/ {print $1}' | sort | tr '\n' ' ')
+	echo "rxe modules: $mods"
+	case "$DRIVER" in
+	rs) [ "$mods" = "rdma_rxe_rs " ] ;;
+	c) [ "$mods" = "rdma_rxe " ] ;;
+	*) false ;;
+	esac
+}
+# hello: exchange drivers with the peer; it must run what vm-run says (PEER_DRIVER).
+hello() {
+	local line
+	peer_tell "hello $ROLE $DRIVER" || return 1
+	line=$(peer_hear "hello $other" 300) || return 1
+	echo "peer says: $line"
+	[ "$line" = "hello $other $PEER_DRIVER" ]
+}
+# loss_counters: this side's counters that move on a loss, summed.
+loss_counters() {
+	local k s=0
+	for k in completer_retry_err rcvd_seq_err duplicate_request out_of_seq_request; do
+		s=$((s + $(counter rxe0/1 "$k")))
+	done
+	echo "$s"
+}
+
+echo "interop.sh on $ROLE ($IP, driver '$DRIVER'); peer $other ($PEER_IP, driver '$PEER_DRIVER')"
+check "eth0 MTU 9000, rdma link add rxe0 type rxe netdev eth0" \
+	sh -ec 'ip link set eth0 mtu 9000; rdma link add rxe0 type rxe netdev eth0'
+check "loaded module is the '$DRIVER' driver's" driver_loaded
+echo "--- lsmod (rxe)"; lsmod | grep -E '^(rdma_rxe|rdma_rxe_rs|ib_core) '
+echo "--- rdma link show"; rdma link show
+gid=$(gid_ipv4 rxe0)
+active=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
+check "rxe0: IPv4 GID index ${gid:-?}, active MTU ${active:-?} (4096)" test -n "$gid" -a "${active:-0}" = 4096
+if [ "$pcap" = 1 ]; then
+	tcpdump -i eth0 -s 128 -U -w /mnt/run/rocev2.pcap udp port 4791 >/tmp/tcpdump.log 2>&1 &
+	tcpdump_pid=$!
+fi
+check "control channel listening (TCP $PEER_PORT)" peer_listen
+check "peer $other up, runs '$PEER_DRIVER'" hello
+check "jumbo frames reach the peer (ping -s 8972 -M do)" ping -c 1 -W 10 -s 8972 -M "do" "$PEER_IP"
+
+for s in b a; do
+	for m in 1024 4096; do
+		for size in 1 4096 65536; do
+			[ "$m" = 1024 ] || [ "$size" != 1 ] || continue
+			pingpong "$s" ibv_rc_pingpong -m "$m" -s "$size" -n "$ITERS"
+		done
+	done
+	pingpong "$s" ibv_uc_pingpong -m 1024 -s 4096 -n "$ITERS"
+	pingpong "$s" ibv_uc_pingpong -m 1024 -s 65536 -n "$ITERS"
+	pingpong "$s" ibv_uc_pingpong -m 4096 -s 65536 -n "$ITERS"
+	pingpong "$s" ibv_srq_pingpong -m 1024 -s 4096 -n "$ITERS"
+	pingpong "$s" ibv_srq_pingpong -m 4096 -s 65536 -n "$ITERS"
+	pingpong "$s" ibv_ud_pingpong -s 1 -n "$ITERS"
+	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$ITERS"
+	perf "$s" ib_write_bw -s 65536 -n "$ITERS"
+	perf "$s" ib_read_bw -s 65536 -n "$ITERS"
+	perf "$s" ib_send_bw -s 65536 -n "$ITERS"
+	perf "$s" ib_atomic_bw -A FETCH_AND_ADD -n "$ITERS"
+	perf "$s" ib_atomic_bw -A CMP_AND_SWAP -n "$ITERS"
+	port=$((port + 1))
+	xcase "$s" "rping -C 100 -v -V" "cm_listening rping" \
+		rping -s -a "$(addr "$s")" -p "$port" -C 100 -V -- \
+		rping -c -a "$(addr "$s")" -p "$port" -C 100 -v -V
+done
+
+# Loss: retransmissions, duplicate reads and atomics (answered from the responder's atomic
+# results), sequence NAKs, between the two implementations.
+check "netem loss 2% on eth0 (bare ACKs/NAKs spared)" netem_data eth0 loss 2%
+check "peer has netem too" barrier lossy
+before=$(loss_counters)
+case_t=$LOSS_T
+for s in b a; do
+	perf "$s" ib_read_bw -s 65536 -n 200
+	perf "$s" ib_atomic_bw -A FETCH_AND_ADD -n 200
+done
+case_t=$T
+moved=$(($(loss_counters) - before))
+echo "--- rdma statistic show link rxe0/1"; rdma statistic show link rxe0/1
+check "loss seen on this side: completer_retry_err + rcvd_seq_err + duplicate_request + out_of_seq_request moved by $moved (> 0)" \
+	test "$moved" -gt 0
+check "netem removed" tc qdisc del dev eth0 root
+
+check "peer done" barrier end
+if [ "$pcap" = 1 ]; then
+	sleep 1; kill "$tcpdump_pid"; wait "$tcpdump_pid"; cat /tmp/tcpdump.log
+fi
+check "rdma link del rxe0" rdma link del rxe0
+tally
