@@ -40,13 +40,8 @@ run_case() {
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	if [ "$ROLE" = "$s" ]; then
-		timeout -k 5 "$case_t" "${srv[@]}" >/tmp/case.log 2>&1 &
-		pid=$!
-		for _ in $(seq 150); do
-			eval "$ready" >/dev/null 2>&1 && break
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
+		spawn_ready "$case_t" "$ready" /tmp/case.log "${srv[@]}"
+		pid=$SPAWNED_PID
 		peer_tell "ready $n"
 		while kill -0 "$pid" 2>/dev/null; do
 			line=$(grep -m 1 "^done $n " "$PEER_LOG") && [ "${line##* }" != 0 ] && {

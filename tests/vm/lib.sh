@@ -75,6 +75,21 @@ peer_hear() {
 # gid_ipv4 DEV: index of DEV's IPv4 (::ffff:a.b.c.d, RoCE v2) GID on port 1.
 gid_ipv4() { ibv_devinfo -v -d "$1" | sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:.*/\1/p' | head -n 1; }
 
+# spawn_ready TIMEOUT READY LOG CMD…: starts CMD in the background under `timeout TIMEOUT`,
+# output to LOG, and polls the command string READY for up to 30 s or until CMD exits. Sets
+# SPAWNED_PID (call it in the shell that waits for CMD, not in a subshell).
+spawn_ready() {
+	local t=$1 ready=$2 log=$3
+	shift 3
+	timeout -k 5 "$t" "$@" >"$log" 2>&1 &
+	SPAWNED_PID=$!
+	for _ in $(seq 150); do
+		eval "$ready" >/dev/null 2>&1 && break
+		kill -0 "$SPAWNED_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+}
+
 # serve TIMEOUT READY SERVER_CMD… -- CLIENT_CMD…: a client/server pair, each under
 # `timeout TIMEOUT`. Starts the server in the background, polls the command string READY (e.g.
 # "tcp_listening 18515", or "sleep 2") for up to 30 s, runs the client, then waits for the
@@ -85,13 +100,8 @@ serve() {
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
-	timeout -k 5 "$t" "${srv[@]}" >/tmp/serve.log 2>&1 &
-	pid=$!
-	for _ in $(seq 150); do
-		eval "$ready" >/dev/null 2>&1 && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
+	spawn_ready "$t" "$ready" /tmp/serve.log "${srv[@]}"
+	pid=$SPAWNED_PID
 	timeout -k 5 "$t" "$@"
 	rc=$?
 	[ "$rc" = 0 ] || { echo "client exit $rc"; kill "$pid" 2>/dev/null; }
