@@ -72,6 +72,7 @@ pub mod params;
 pub mod psn;
 pub mod qp_state;
 pub mod queue;
+pub mod resources;
 pub mod resp;
 pub mod seq;
 pub mod task;

@@ -259,7 +259,9 @@ pub const fn check_write_length(resid: u32, payload: u32, pad: u8, mtu: u32) -> 
 /// What a duplicate RC request gets ([`duplicate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Duplicate {
-    /// A read: send its responses again, from its PSN, without moving `resp.psn` or the MSN.
+    /// A read: look it up among the responder resources
+    /// ([`Resources::replay_read`](super::resources::Resources::replay_read)) and send its
+    /// responses again from there, without moving `resp.psn` or the MSN; dropped if not found.
     ReplayRead,
     /// An atomic: send the acknowledgement of the recorded result again, if the atomic is
     /// still recorded (else drop it: class D).
@@ -268,23 +270,24 @@ pub enum Duplicate {
     /// acknowledge it again with a zero-length READ RESPONSE ONLY at its own PSN, without
     /// executing it again (else drop it: class D).
     ReplayReadResponseAck,
-    /// Anything else: acknowledge again, with the PSN before the one expected (C9-105).
+    /// Anything else: acknowledge again (C9-105), with the PSN before `ack_psn`.
     Ack {
         /// The PSN of the ACK.
         psn: u32,
     },
 }
 
-/// C `duplicate_request`: what a request behind `expected` (`resp.psn`) with opcode mask `mask`
-/// gets. A duplicate FLUSH or ATOMIC WRITE is looked up among the responder resources and,
-/// found, acknowledged again as C's replay of `process_flush` / `atomic_write_reply` does
-/// (`acknowledge` → `send_read_response_ack`). Unlike C, a duplicate read is re-executed from
-/// its own RETH rather than checked against a recorded read (C: "a subset of it"); the ACK's
-/// PSN is `resp.psn - 1` (C: `ack_psn - 1`).
-pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
+/// C `duplicate_request`: what a request behind `resp.psn` with opcode mask `mask` gets. A SEND
+/// or a WRITE is acknowledged again with PSN `ack_psn - 1`, where `ack_psn` is C's
+/// `qp->resp.ack_psn`: `resp.psn` as it was after the last request executed that was not a
+/// read (a read moves `resp.psn` past its responses but leaves `ack_psn`), so after a read the
+/// ACK acknowledges only what came before the read. A read, an atomic, a FLUSH or an ATOMIC
+/// WRITE is looked up among the responder resources ([`super::resources`]) and answered again
+/// from there, or dropped (class D).
+pub const fn duplicate(mask: Mask, ack_psn: u32) -> Duplicate {
     if mask.contains(Mask::SEND) || mask.contains(Mask::WRITE) {
         Duplicate::Ack {
-            psn: psn_add(expected, PSN_MASK),
+            psn: psn_add(ack_psn, PSN_MASK),
         }
     } else if mask.contains(Mask::FLUSH) || mask.contains(Mask::ATOMIC_WRITE) {
         Duplicate::ReplayReadResponseAck
@@ -294,7 +297,7 @@ pub const fn duplicate(mask: Mask, expected: u32) -> Duplicate {
         Duplicate::ReplayAtomic
     } else {
         Duplicate::Ack {
-            psn: psn_add(expected, PSN_MASK),
+            psn: psn_add(ack_psn, PSN_MASK),
         }
     }
 }

@@ -87,6 +87,8 @@ impl Engine {
         }
         if mask & IB_QP_RQ_PSN != 0 {
             self.resp.psn = self.attrs.rq_psn;
+            // Unlike C, which leaves `ack_psn` at 0 until a request executes (see `RespState`).
+            self.resp.ack_psn = self.attrs.rq_psn;
         }
         if mask & IB_QP_AV != 0 {
             // The C driver keeps no cached route either way; nothing to do.

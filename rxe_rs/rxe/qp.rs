@@ -297,6 +297,21 @@ impl RxeQp {
     /// `rxe_av_chk_attr`), then the attributes as `rxe_qp_from_attr` stores them.
     pub(crate) fn modify(&self, attr: &QpAttrs, mask: u32) -> Result {
         use qp_state::*;
+        let round = |v: u8| {
+            if v == 0 {
+                0
+            } else {
+                v.checked_next_power_of_two().unwrap_or(128)
+            }
+        };
+        // `alloc_rd_atomic_resources`: the new responder resources, allocated before the lock
+        // (and before any change, so ENOMEM leaves the QP as it was; C returns it half-way).
+        let rd_atomic_slots = if mask & IB_QP_MAX_DEST_RD_ATOMIC != 0 {
+            let n = usize::from(round(attr.max_dest_rd_atomic));
+            Some(KVec::from_elem(None, n, GFP_KERNEL)?)
+        } else {
+            None
+        };
         let _bh = BhDisabled::new();
         let mut guard = self.shared.eng.lock();
         let now = QpNow {
@@ -358,13 +373,6 @@ impl RxeQp {
             guard.alt_av = alt_av;
         }
         let cur = &mut guard.attrs;
-        let round = |v: u8| {
-            if v == 0 {
-                0
-            } else {
-                v.checked_next_power_of_two().unwrap_or(128)
-            }
-        };
         // `rxe_qp_from_attr`: each attribute whose mask bit is set, as stored (some rounded or
         // masked). CUR_STATE takes `qp_state`: sic, as the C driver does.
         let psn = |v: u32| v & crate::proto::psn::PSN_MASK;
@@ -399,6 +407,9 @@ impl RxeQp {
         // What the engine takes from the new attributes (`rxe_qp_from_attr`'s side effects).
         let new_state = state(guard.attrs.qp_state);
         guard.modified(mask, old_state, new_state);
+        // `free_rd_atomic_resources` + `alloc_rd_atomic_resources` (the old slots are freed
+        // here, under the lock: `kfree` does not sleep).
+        drop(rd_atomic_slots.map(|slots| guard.resp.replace_resources(slots)));
         self.shared
             .state_mirror
             .store(new_state as u32, Ordering::Relaxed);

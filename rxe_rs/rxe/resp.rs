@@ -13,7 +13,6 @@ use super::{
 };
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
-use crate::proto::params;
 use crate::proto::{
     hdr::GSI_QKEY,
     hdr::{
@@ -24,6 +23,7 @@ use crate::proto::{
     psn::psn_add,
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
+    resources::{Kind, ReadReplay, Resource, Resources},
     resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
@@ -62,52 +62,36 @@ struct ReadReply {
     va: u64,
     resid: u32,
     psn: u32,
+    /// The next response starts the read: FIRST or ONLY (else MIDDLE or LAST).
     first: bool,
     /// A replay for a duplicate request: leaves `resp.psn` and the MSN alone.
     replay: bool,
 }
 
 impl ReadReply {
-    /// The reply to a read of `len` bytes at `va` (in `mr`) whose first response has PSN `psn`.
-    fn new(mr: Option<Arc<MrShared>>, va: u64, len: u32, psn: u32, replay: bool) -> Self {
+    /// The reply to a read of `len` bytes at `va` (in `mr`) whose first response has PSN `psn`
+    /// and is a FIRST or ONLY (`first`) or a MIDDLE or LAST (a replay resuming a read).
+    ///
+    /// The reply is a copy: it holds its MR, cursor and PSN, not a responder resource, so a
+    /// resource slot recorded again (or the ring replaced by `modify_qp`) while it is being
+    /// sent does not change it. (C sends from the resource itself, `qp->resp.res`; it cannot
+    /// be recorded over while set, as no request is taken until the reply is done.)
+    fn new(
+        mr: Option<Arc<MrShared>>,
+        va: u64,
+        len: u32,
+        psn: u32,
+        first: bool,
+        replay: bool,
+    ) -> Self {
         Self {
             mr,
             va,
             resid: len,
             psn,
-            first: true,
+            first,
             replay,
         }
-    }
-}
-
-/// The results of the last [`params::MAX_QP_RD_ATOM`] atomics, oldest overwritten first.
-#[derive(Default)]
-struct AtomicResults {
-    results: KVec<(u32, u64)>,
-    next: usize,
-}
-
-impl AtomicResults {
-    fn record(&mut self, psn: u32, orig: u64) {
-        let cap = params::MAX_QP_RD_ATOM as usize;
-        if self.results.len() < cap && self.results.push((psn, orig), GFP_ATOMIC).is_ok() {
-            return;
-        }
-        if let Some(slot) = self.results.get_mut(self.next) {
-            *slot = (psn, orig);
-        } else if let Some(slot) = self.results.first_mut() {
-            *slot = (psn, orig);
-        }
-        self.next = (self.next + 1) % cap;
-    }
-
-    fn find(&self, psn: u32) -> Option<u64> {
-        self.results
-            .iter()
-            .rev()
-            .find(|(p, _)| *p == psn)
-            .map(|(_, orig)| *orig)
     }
 }
 
@@ -116,6 +100,12 @@ impl AtomicResults {
 pub(crate) struct RespState {
     /// Next PSN expected.
     pub(crate) psn: u32,
+    /// C `qp->resp.ack_psn`: `psn` as it was after the last request executed that was not a
+    /// read (a read moves `psn` past its responses, not this). A duplicate SEND or WRITE is
+    /// acknowledged with the PSN before it. Unlike C, which leaves it 0 until a request
+    /// executes, `modify_qp` with `IB_QP_RQ_PSN` sets it too, so such an ACK never carries a
+    /// PSN (0xffffff) that could acknowledge requests not yet executed.
+    pub(crate) ack_psn: u32,
     msn: u32,
     /// Opcode of the last request of the message in progress.
     opcode: Option<u8>,
@@ -125,11 +115,10 @@ pub(crate) struct RespState {
     recv: Option<KBox<RecvInProgress>>,
     write: Option<WriteTarget>,
     read: Option<ReadReply>,
-    /// Executed atomics (PSN, original value), FLUSHes and ATOMIC WRITEs (PSN, 0), replayed for
-    /// duplicates: the responder resources of C's `rxe_prepare_res`, one per
-    /// `max_dest_rd_atomic` the requester may have outstanding (reads are re-executed from the
-    /// request, as C replays them).
-    atomics: AtomicResults,
+    /// The responder resources (C `qp->resp.resources`): the last `max_dest_rd_atomic` reads,
+    /// atomics, ATOMIC WRITEs and FLUSHes executed, from which duplicates are answered
+    /// (`proto::resources`). Replaced by `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`.
+    resources: Resources<KVec<Option<Resource>>>,
     /// The RQ's consumer index.
     rq_consumer: Index,
     /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
@@ -137,14 +126,31 @@ pub(crate) struct RespState {
 }
 
 impl RespState {
-    /// Back to the start after a reset, keeping the PSN and the receive queue's position.
-    /// Back to the state of a new QP (modify to RESET).
+    /// Back to the state of a new QP (modify to RESET, C `rxe_qp_reset`), keeping the PSNs
+    /// (`psn`, `ack_psn`), the receive queue's position and the responder resources' slots,
+    /// emptied (C `cleanup_rd_atomic_resources`).
     pub(crate) fn reset(&mut self) {
+        let mut resources = core::mem::take(&mut self.resources);
+        resources.clear();
         *self = Self {
             psn: self.psn,
+            ack_psn: self.ack_psn,
             rq_consumer: self.rq_consumer,
+            resources,
             ..Default::default()
         };
+    }
+
+    /// `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`: the responder resources start again, empty,
+    /// in `slots` (`max_dest_rd_atomic` of them; C `free_rd_atomic_resources` +
+    /// `alloc_rd_atomic_resources`, whatever the value was). Returns the old slots, for the
+    /// caller to free outside its lock. (C also stops a read reply in progress, as its reply
+    /// lives in a resource; a reply here is a copy and goes on.)
+    pub(crate) fn replace_resources(
+        &mut self,
+        slots: KVec<Option<Resource>>,
+    ) -> Resources<KVec<Option<Resource>>> {
+        core::mem::replace(&mut self.resources, Resources::new(slots))
     }
 }
 
@@ -371,9 +377,13 @@ impl QpShared {
                 }
             };
             if mask.contains(Mask::READ) {
-                let npsn = reth.len.div_ceil(eng.mtu(rxe)).max(1);
-                eng.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, false));
-                eng.resp.psn = psn_add(psn, npsn);
+                // C rxe_prepare_res: the read is recorded for its duplicates, by its RETH.
+                let mtu = eng.mtu(rxe);
+                let res = Resource::read(psn, reth.va, reth.len, reth.rkey, mtu);
+                eng.resp.resources.record(res);
+                eng.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true, false));
+                // (`ack_psn` stays: C moves it for every request executed but a read.)
+                eng.resp.psn = psn_add(res.last_psn, 1);
                 eng.resp.opcode = None;
                 return;
             }
@@ -402,9 +412,12 @@ impl QpShared {
                 self.fail(eng, out, psn, ACCESS);
                 return;
             };
-            eng.resp.atomics.record(psn, orig);
+            eng.resp
+                .resources
+                .record(Resource::single(psn, Kind::Atomic { orig }));
             eng.resp.msn = eng.resp.msn.wrapping_add(1);
             eng.resp.psn = psn_add(psn, 1);
+            eng.resp.ack_psn = eng.resp.psn;
             eng.resp.opcode = None;
             self.send_atomic_ack(eng, out, psn, orig);
             return;
@@ -484,6 +497,7 @@ impl QpShared {
             }
         }
         eng.resp.psn = psn_add(psn, 1);
+        eng.resp.ack_psn = eng.resp.psn;
         let end = mask.contains(Mask::END);
         eng.resp.opcode = if end { None } else { Some(op) };
         if end {
@@ -507,7 +521,12 @@ impl QpShared {
         // RESPONSE ONLY, and recorded so that a duplicate is answered again (C `rxe_prepare_res`).
         match decide::reply(mask, bth.ack_req) {
             Reply::ReadResponseAck => {
-                eng.resp.atomics.record(psn, 0);
+                let kind = if mask.contains(Mask::FLUSH) {
+                    Kind::Flush
+                } else {
+                    Kind::AtomicWrite
+                };
+                eng.resp.resources.record(Resource::single(psn, kind));
                 self.send_read_response_ack(eng, out, psn);
             }
             Reply::Ack => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
@@ -516,22 +535,34 @@ impl QpShared {
         }
     }
 
-    /// A request already executed (`duplicate_request`): re-acknowledge it, or replay a read or
-    /// an atomic.
+    /// A request already executed (`duplicate_request`): re-acknowledge it, or answer a read,
+    /// an atomic, an ATOMIC WRITE or a FLUSH again from the responder resource that recorded it
+    /// (`proto::resources`). Not found there (evicted, never executed), not of its kind, or a
+    /// read outside the one recorded or with another rkey: dropped, as C's class D.
     fn duplicate(&self, eng: &mut Engine, out: &mut Outbox, pkt: &Packet<'_>) {
         let mask = pkt.info().mask;
         let psn = pkt.bth().psn;
-        match decide::duplicate(mask, eng.resp.psn) {
-            Duplicate::ReplayRead => self.replay_read(eng, pkt),
+        match decide::duplicate(mask, eng.resp.ack_psn) {
+            Duplicate::ReplayRead => {
+                let Some(reth) = pkt.header::<Reth>() else {
+                    return;
+                };
+                if let Ok(replay) = eng
+                    .resp
+                    .resources
+                    .replay_read(psn, reth.va, reth.len, reth.rkey)
+                {
+                    self.replay_read(eng, out, replay);
+                }
+            }
             Duplicate::ReplayAtomic => {
-                // Not found: too old, or never executed (class D error): dropped, as C does.
-                if let Some(orig) = eng.resp.atomics.find(psn) {
+                if let Ok(orig) = eng.resp.resources.replay_atomic(psn) {
                     self.send_atomic_ack(eng, out, psn, orig);
                 }
             }
             Duplicate::ReplayReadResponseAck => {
-                // Not found: too old, or never executed (class D error): dropped, as C does.
-                if eng.resp.atomics.find(psn).is_some() {
+                let flush = mask.contains(Mask::FLUSH);
+                if eng.resp.resources.replay_ack(psn, flush).is_ok() {
                     self.send_read_response_ack(eng, out, psn);
                 }
             }
@@ -539,22 +570,31 @@ impl QpShared {
         }
     }
 
-    /// A duplicate read: its responses again, from its own RETH.
-    fn replay_read(&self, eng: &mut Engine, pkt: &Packet<'_>) {
-        let psn = pkt.bth().psn;
-        let Some(reth) = pkt.header::<Reth>() else {
-            return;
-        };
-        let (mr, va) = if reth.len == 0 {
-            (None, reth.va)
+    /// A duplicate read found among the responder resources: its responses again, from
+    /// `replay` (the duplicate's PSN and RETH), without moving `resp.psn` or the MSN. The rkey
+    /// is resolved again, as C `rxe_recheck_mr` does (here with the rights and bounds of a new
+    /// read too): gone, it is C's `RESPST_ERR_RKEY_VIOLATION`, a NAK and the QP to error.
+    fn replay_read(&self, eng: &mut Engine, out: &mut Outbox, replay: ReadReplay) {
+        let ReadReplay {
+            psn,
+            va,
+            len,
+            rkey,
+            from_start,
+        } = replay;
+        let (mr, va) = if len == 0 {
+            (None, va)
         } else {
-            match self.lookup_remote(reth.rkey, access::REMOTE_READ, reth.va, reth.len as usize) {
+            match self.lookup_remote(rkey, access::REMOTE_READ, va, len as usize) {
                 Some((mr, va)) => (Some(mr), va),
-                None => return,
+                None => {
+                    self.fail(eng, out, psn, ACCESS);
+                    return;
+                }
             }
         };
         // (Requests wait in the queue while a reply is being sent: no reply in progress.)
-        eng.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true));
+        eng.resp.read = Some(ReadReply::new(mr, va, len, psn, from_start, true));
     }
 
     /// Sends the next read response packet (`read_reply`).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest test (either driver): RC over a lossy link (`lossy.sh quick`: only the first pingpong). Two network namespaces joined by a veth pair
 # with netem (loss 5%, reorder 10%, duplicate 1%) on both ends; ibv_rc_pingpong -c and
-# ib_write_bw / ib_read_bw must finish with correct data, and the retransmit counters must show
+# ib_write_bw / ib_read_bw / ib_atomic_bw must finish with correct data, and the retransmit counters must show
 # the loss was seen (a test that never lost a packet proves nothing).
 #
 # Bare ACKs and NAKs (48-byte IP packets) bypass netem: with retry_cnt 7 (infinite, in both
@@ -41,6 +41,10 @@ check "ib_write_bw 200 x 64 KiB, lossy" serve "$T" "ip netns exec rxel ss -Htln 
 check "ib_read_bw 200 x 64 KiB, lossy" serve "$T" "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
 	ip netns exec rxel ib_read_bw -d rxl1 -x "$gid1" -s 65536 -n 200 -F -- \
 	ib_read_bw -d rxl0 -x "$gid0" -s 65536 -n 200 -F 10.20.0.2
+# Duplicate and retried atomics are answered from the responder resources.
+check "ib_atomic_bw 500 fetch-and-add, lossy" serve "$T" "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \
+	ip netns exec rxel ib_atomic_bw -d rxl1 -x "$gid1" -n 500 -F -- \
+	ib_atomic_bw -d rxl0 -x "$gid0" -n 500 -F 10.20.0.2
 fi
 retries=$(( $(counter rxl0/1 completer_retry_err) + $(counter rxl1/1 completer_retry_err) ))
 dups=$(( $(counter rxl0/1 duplicate_request) + $(counter rxl1/1 duplicate_request) ))

@@ -19,6 +19,7 @@ mod psn;
 mod qp_state;
 mod queue;
 mod reference;
+mod resources;
 mod resp;
 mod seq;
 mod task;
