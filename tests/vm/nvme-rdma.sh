@@ -28,11 +28,15 @@ check "nvme-rdma connects" sh -ec "
 	for i in \$(seq 50); do [ -b /dev/nvme0n1 ] && exit 0; sleep 0.2; done; exit 1"
 head -c 16M /dev/urandom >/tmp/pattern
 for bs in 4k 64k 1M; do
-	check "write 16 MiB bs=$bs O_DIRECT" dd if=/tmp/pattern of=/dev/nvme0n1 bs=$bs oflag=direct status=none
+	# test -b: without the namespace, dd would write a regular file /dev/nvme0n1 and pass.
+	check "write 16 MiB bs=$bs O_DIRECT" sh -ec "
+		test -b /dev/nvme0n1
+		dd if=/tmp/pattern of=/dev/nvme0n1 bs=$bs oflag=direct status=none"
 	check "read back bs=$bs O_DIRECT, same bytes" sh -ec "
+		test -b /dev/nvme0n1
 		dd if=/dev/nvme0n1 of=/tmp/back bs=$bs count=\$((16 * 1024 * 1024 / \$(numfmt --from=iec $bs | tr -d ' '))) iflag=direct status=none
 		cmp /tmp/pattern /tmp/back"
-	dd if=/dev/zero of=/dev/nvme0n1 bs=1M count=16 oflag=direct status=none
+	[ ! -b /dev/nvme0n1 ] || dd if=/dev/zero of=/dev/nvme0n1 bs=1M count=16 oflag=direct status=none
 done
 check "nvme disconnect" sh -ec "echo 1 > /sys/class/nvme/nvme0/delete_controller"
 rm -f $cfg/ports/1/subsystems/$nqn; rmdir $cfg/ports/1 $cfg/subsystems/$nqn/namespaces/1 $cfg/subsystems/$nqn
