@@ -35,8 +35,8 @@ pub enum RcPsn {
 }
 
 /// C `check_psn`, RC: `psn` of a request against `expected` (`resp.psn`); `sent_psn_nak` says
-/// the out-of-sequence NAK was already sent. (The engine counts every out-of-sequence packet
-/// in `OutOfSeqReq`, C only the NAKed ones.)
+/// the out-of-sequence NAK was already sent. (The engine counts the NAKed ones in
+/// `OutOfSeqReq`, as C.)
 pub const fn check_psn_rc(psn: u32, expected: u32, sent_psn_nak: bool) -> RcPsn {
     let diff = psn_diff(psn, expected);
     if diff > 0 {

@@ -264,8 +264,11 @@ impl QpShared {
                 Outcome::Rnr(timer)
             }
             Check::SeqNak { comp_psn } => {
+                // Counted only when the NAK moves `comp.psn` forward, as C.
+                if comp_psn != eng.comp.psn {
+                    self.dev.data().count(Counter::RcvSeqErr);
+                }
                 eng.comp.psn = comp_psn;
-                self.dev.data().count(Counter::RcvSeqErr);
                 Outcome::Retry
             }
         }

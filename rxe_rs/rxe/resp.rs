@@ -231,8 +231,9 @@ impl QpShared {
         match self.qp_type {
             QpType::Rc => match decide::check_psn_rc(psn, eng.resp.psn, eng.resp.sent_psn_nak) {
                 RcPsn::OutOfSequence { nak } => {
-                    rxe.count(Counter::OutOfSeqReq);
                     if nak {
+                        // Counted once per NAK, as C: the packets after it are dropped silently.
+                        rxe.count(Counter::OutOfSeqReq);
                         eng.resp.sent_psn_nak = true;
                         let expected = eng.resp.psn;
                         self.send_ack(eng, out, Syndrome::Nak(NakCode::PsnSequenceError), expected);
