@@ -73,24 +73,20 @@ xcase() {
 	n=$((n + 1))
 	check "#$n $(drv "$s") server ($s) / $(drv "$c") client ($c): $desc" run_case "$s" "$@"
 }
-# pingpong SERVER_ROLE PROG ARGS…: ibv_*_pingpong -c, own TCP port.
-pingpong() {
-	local s=$1 prog=$2
-	shift 2
-	port=$((port + 1))
-	xcase "$s" "$prog -c $*" "tcp_listening $port" \
-		"$prog" -d rxe0 -g "$gid" -p "$port" -c "$@" -- \
-		"$prog" -d rxe0 -g "$gid" -p "$port" -c "$@" "$(addr "$s")"
-}
-# perf SERVER_ROLE PROG ARGS…: a perftest pair, own TCP port.
-perf() {
-	local s=$1 prog=$2
-	shift 2
+# pair SERVER_ROLE GID_OPTION PROG ARGS…: PROG on rxe0 on both VMs with our GID after
+# GID_OPTION (-g for ibv_*_pingpong, -x for perftest) and ARGS, its own TCP port.
+pair() {
+	local s=$1 gopt=$2 prog=$3
+	shift 3
 	port=$((port + 1))
 	xcase "$s" "$prog $*" "tcp_listening $port" \
-		"$prog" -d rxe0 -x "$gid" -p "$port" -F "$@" -- \
-		"$prog" -d rxe0 -x "$gid" -p "$port" -F "$@" "$(addr "$s")"
+		"$prog" -d rxe0 "$gopt" "$gid" -p "$port" "$@" -- \
+		"$prog" -d rxe0 "$gopt" "$gid" -p "$port" "$@" "$(addr "$s")"
 }
+# pingpong SERVER_ROLE PROG ARGS…: ibv_*_pingpong -c (data check).
+pingpong() { local s=$1 prog=$2; shift 2; pair "$s" -g "$prog" -c "$@"; }
+# perf SERVER_ROLE PROG ARGS…: a perftest pair (-F: no CPU-frequency warning).
+perf() { local s=$1 prog=$2; shift 2; pair "$s" -x "$prog" -F "$@"; }
 # driver_loaded: the module of $DRIVER is loaded, the other one is not.
 driver_loaded() {
 	local mods
