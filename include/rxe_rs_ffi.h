@@ -66,8 +66,13 @@ void rxe_rs_kfree_skb(struct sk_buff *skb);
 
 /* Data path: socket buffers. */
 struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len);
-int rxe_rs_skb_prepare(struct sk_buff *skb, bool ipv6, const u8 *saddr, const u8 *daddr,
-		       u16 sport, u8 tclass, u8 ttl);
+struct dst_entry *rxe_rs_route_lookup(struct net_device *ndev, bool ipv6, const u8 *saddr,
+				      const u8 *daddr, u32 *cookie);
+bool rxe_rs_dst_valid(struct dst_entry *dst, u32 cookie);
+void rxe_rs_dst_hold(struct dst_entry *dst);
+void rxe_rs_dst_release(struct dst_entry *dst);
+void rxe_rs_skb_prepare(struct sk_buff *skb, struct dst_entry *dst, bool ipv6, const u8 *saddr,
+			const u8 *daddr, u16 sport, u8 tclass, u8 ttl);
 int rxe_rs_skb_xmit(struct sk_buff *skb);
 void rxe_rs_skb_loopback(struct sk_buff *skb);
 int rxe_rs_skb_linearize(struct sk_buff *skb);

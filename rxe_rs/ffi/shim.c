@@ -209,12 +209,17 @@ struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned
 	return skb;
 }
 
-static struct dst_entry *rxe_rs_route(struct sk_buff *skb, bool ipv6, const u8 *saddr,
-				      const u8 *daddr)
+/*
+ * rxe_find_route4/6: a route from saddr to daddr out of ndev, held; NULL without one. *cookie
+ * is what dst_check() wants later (rt6_get_cookie for IPv6, as C's qp->dst_cookie; unused by
+ * IPv4, whose routes go obsolete through their generation).
+ */
+struct dst_entry *rxe_rs_route_lookup(struct net_device *ndev, bool ipv6, const u8 *saddr,
+				      const u8 *daddr, u32 *cookie)
 {
-	struct net_device *ndev = skb->dev;
 	struct net *net = dev_net(ndev);
 
+	*cookie = 0;
 	if (!ipv6) {
 		struct flowi4 fl = {};
 		struct rtable *rt;
@@ -242,6 +247,7 @@ static struct dst_entry *rxe_rs_route(struct sk_buff *skb, bool ipv6, const u8 *
 			dst_release(dst);
 			return NULL;
 		}
+		*cookie = rt6_get_cookie(dst_rt6_info(dst));
 		return dst;
 	}
 #else
@@ -249,18 +255,31 @@ static struct dst_entry *rxe_rs_route(struct sk_buff *skb, bool ipv6, const u8 *
 #endif
 }
 
-/*
- * rxe_prepare: route, then UDP and IP headers in front of the BTH (prepare_udp_hdr,
- * prepare_ipv4_hdr, prepare_ipv6_hdr). skb->data ends at the IP header.
- */
-int rxe_rs_skb_prepare(struct sk_buff *skb, bool ipv6, const u8 *saddr, const u8 *daddr,
-		       u16 sport, u8 tclass, u8 ttl)
+/* dst_check: whether a held route may still be used (not obsoleted by a routing change). */
+bool rxe_rs_dst_valid(struct dst_entry *dst, u32 cookie)
 {
-	struct dst_entry *dst = rxe_rs_route(skb, ipv6, saddr, daddr);
-	struct udphdr *udph;
+	return dst_check(dst, cookie) != NULL;
+}
 
-	if (!dst)
-		return -EHOSTUNREACH;
+void rxe_rs_dst_hold(struct dst_entry *dst)
+{
+	dst_hold(dst);
+}
+
+void rxe_rs_dst_release(struct dst_entry *dst)
+{
+	dst_release(dst);
+}
+
+/*
+ * rxe_prepare: UDP and IP headers in front of the BTH (prepare_udp_hdr, prepare_ipv4_hdr,
+ * prepare_ipv6_hdr), on the route dst, whose reference passes to the skb. skb->data ends at
+ * the IP header.
+ */
+void rxe_rs_skb_prepare(struct sk_buff *skb, struct dst_entry *dst, bool ipv6, const u8 *saddr,
+			const u8 *daddr, u16 sport, u8 tclass, u8 ttl)
+{
+	struct udphdr *udph;
 
 	__skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);
@@ -307,7 +326,6 @@ int rxe_rs_skb_prepare(struct sk_buff *skb, bool ipv6, const u8 *saddr, const u8
 		memcpy(&ip6h->saddr, saddr, 16);
 		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	}
-	return 0;
 }
 
 /* rxe_send: hands a prepared packet to the IP layer; consumes the skb. */

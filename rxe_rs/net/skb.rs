@@ -5,6 +5,7 @@
 
 use crate::ffi;
 use crate::ib::netdev::NetDev;
+use crate::net::route::Dst;
 use core::ptr::NonNull;
 use kernel::{prelude::*, sync::Arc, types::Opaque};
 
@@ -81,14 +82,16 @@ impl SkBuff {
         }
     }
 
-    /// Pushes the UDP and IP headers in front of the packet, routing it (`-EHOSTUNREACH`
-    /// without a route). `data()` then starts at the IP header.
-    pub(crate) fn prepare(&mut self, route: &Route<'_>) -> Result {
+    /// Pushes the UDP and IP headers in front of the packet, which goes on `dst` (its
+    /// reference passes to the packet). `data()` then starts at the IP header.
+    pub(crate) fn prepare(&mut self, route: &Route<'_>, dst: Dst) {
         // SAFETY: we own the skb, made by `alloc_tx` with room for both headers; the address
-        // buffers are 16 bytes, of which the shim reads 4 or 16.
-        kernel::error::to_result(unsafe {
+        // buffers are 16 bytes, of which the shim reads 4 or 16; the route's reference is
+        // given to the skb (`skb_dst_set`).
+        unsafe {
             ffi::rxe_rs_skb_prepare(
                 self.0.as_ptr(),
+                dst.into_raw(),
                 route.ipv6,
                 route.saddr.as_ptr(),
                 route.daddr.as_ptr(),
@@ -96,7 +99,7 @@ impl SkBuff {
                 route.traffic_class,
                 route.hop_limit,
             )
-        })
+        }
     }
 
     /// Sends a prepared packet (`ip_local_out`); `Err` when the stack dropped it.

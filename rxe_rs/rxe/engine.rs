@@ -204,9 +204,10 @@ impl QpShared {
             traffic_class: av.grh.traffic_class,
             hop_limit: av.grh.hop_limit,
         };
-        if skb.prepare(&route).is_err() {
+        let Some(dst) = self.route_cache.get(netdev, ipv6, &saddr, &daddr) else {
             return Ok(None);
-        }
+        };
+        skb.prepare(&route, dst);
         let ip_len = if ipv6 { 40 } else { 20 };
         {
             let data = skb.data_mut();

@@ -20,7 +20,7 @@ use crate::ib::{
     timer::Timer,
     uqueue::{MmapInfo, MmapOffer, UserReq},
 };
-use crate::net::skb::SkbQueue;
+use crate::net::{route::RouteCache, skb::SkbQueue};
 use crate::proto::{
     av::{AddressVector, NetworkType},
     params::{self, IbMtu},
@@ -122,6 +122,9 @@ pub(crate) struct QpShared {
     /// The requester stopped at [`SKBS_OUT_HIGH`] and waits for a release to wake it
     /// (`qp->need_req_skb`).
     pub(crate) need_skb: AtomicBool,
+    /// The route of the QP's last packet, reused while valid (C keeps an RC QP's in its socket).
+    #[pin]
+    pub(crate) route_cache: RouteCache,
 }
 
 /// Packets in the stack above which the requester stops (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`): a
@@ -272,6 +275,7 @@ impl RxeQp {
                 mcast_attached: AtomicU32::new(0),
                 skbs_out: AtomicU32::new(0),
                 need_skb: AtomicBool::new(false),
+                route_cache <- RouteCache::new(),
             }),
             GFP_KERNEL,
         )?;

@@ -5,7 +5,10 @@
 #   scripts/vm-run --driver c  --debug --timeout 1500 -- env N=64 EVERY=20 TOPS=1 scripts/guest/slab-probe.sh
 # N: exchanges (512); EVERY: seconds between samples (2); TOPS=1: the largest caches at each sample.
 N=${N:-512}
-slab() { awk '/^(Slab|SUnreclaim)/{printf "%s %s kB  ", $1, $2} END{print ""}' /proc/meminfo; }
+slab() {
+	awk '/^(Slab|SUnreclaim)/{printf "%s %s kB  ", $1, $2}' /proc/meminfo
+	awk '$1 == "rtable" {printf "rtable %d live", $2}' /proc/slabinfo; echo
+}
 top_slabs() { awk 'NR>2 {printf "%10d kB %s (%d objs)\n", $3*$4/1024, $1, $3}' /proc/slabinfo | sort -rn | head -8; }
 rdma link add rxe0 type rxe netdev eth0
 echo "before: $(slab)"
