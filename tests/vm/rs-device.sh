@@ -32,6 +32,37 @@ ip link set d0 mtu 4200
 expect "  active_mtu follows the netdev MTU (4200 -> 4096)" test "$(port_field rxed active_mtu)" = 4096
 ip link set d0 mtu 1100
 expect "  active_mtu follows the netdev MTU (1100 -> 512)" test "$(port_field rxed active_mtu)" = 512
+# Traffic between two namespaces over a veth pair, then the pair goes under it. The
+# unregistration waits for every reference to the veths: it finishes only once both rxe devices
+# and their QPs are gone and no packet or QP of ours still holds one. (Routes the QPs hold do not
+# count: the stack moves them to its blackhole device. Tried: a build that leaked every route
+# still passes here; a leaked route is a slab count, not a stuck netdev.)
+ip netns add devns
+ip link add v0 type veth peer name v1 netns devns
+ip addr add 10.9.9.1/24 dev v0; ip link set v0 up
+ip -n devns addr add 10.9.9.2/24 dev v1; ip -n devns link set v1 up; ip -n devns link set lo up
+rdma link add rxev0 type rxe netdev v0
+ip netns exec devns rdma link add rxev1 type rxe netdev v1
+spawn_ready 120 "tcp_listening 18600 devns" /tmp/v-srv.log \
+	ip netns exec devns ibv_rc_pingpong -d rxev1 -g "$(gid_ipv4 rxev1)" -n 100000000 -p 18600
+srv=$SPAWNED_PID
+timeout -k 5 120 ibv_rc_pingpong -d rxev0 -g "$(gid_ipv4 rxev0)" -n 100000000 -p 18600 10.9.9.2 >/tmp/v-cli.log 2>&1 &
+cli=$!
+sent0=$(counter rxev0 sent_pkts)
+sleep 3
+expect "  traffic over a veth ($sent0 -> $(counter rxev0 sent_pkts) packets sent)" test "$(counter rxev0 sent_pkts)" -gt $((sent0 + 100))
+# (An unregistration waiting for a reference sleeps uninterruptibly: poll it, do not wait.)
+ip link del v0 &
+del=$!
+sleep 2
+# The processes hold the devices' user contexts; ending them lets the unregistration finish.
+kill "$srv" "$cli" 2>/dev/null
+wait "$srv" "$cli" 2>/dev/null
+for _ in $(seq 150); do kill -0 "$del" 2>/dev/null || break; sleep 0.2; done
+expect "deleting the veth under traffic completes (no reference to it left)" sh -c "! kill -0 $del 2>/dev/null"
+for _ in $(seq 20); do rdma link show | grep -q rxev || break; sleep 0.2; done
+expect "  both rxe devices went with it" sh -c '! rdma link show | grep -q rxev'
+ip netns del devns
 ip link del d0
 for _ in $(seq 20); do rdma link show | grep -q rxed || break; sleep 0.2; done
 expect "deleting the netdev removes its device" sh -c '! rdma link show | grep -q rxed'
