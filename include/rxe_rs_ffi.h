@@ -91,6 +91,7 @@ void rxe_rs_skb_queue_purge(struct sk_buff_head *q);
 
 /* Data path: memory. */
 long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long n);
+bool rxe_rs_umem_is_pmem(struct ib_umem *umem);
 unsigned long rxe_rs_umem_num_pages(struct ib_umem *umem);
 unsigned long rxe_rs_umem_offset(struct ib_umem *umem);
 void rxe_rs_page_copy(struct page *page, unsigned int offset, void *buf, unsigned int len,

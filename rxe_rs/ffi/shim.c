@@ -443,6 +443,21 @@ long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long 
 	return i;
 }
 
+/* rxe_mr_fill_pages_from_sgt's is_pmem_page, over every page of the umem. */
+bool rxe_rs_umem_is_pmem(struct ib_umem *umem)
+{
+	struct sg_page_iter it;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		phys_addr_t paddr = page_to_phys(sg_page_iter_page(&it));
+
+		if (region_intersects(paddr, PAGE_SIZE, IORESOURCE_MEM,
+				      IORES_DESC_PERSISTENT_MEMORY) != REGION_INTERSECTS)
+			return false;
+	}
+	return true;
+}
+
 unsigned long rxe_rs_umem_num_pages(struct ib_umem *umem)
 {
 	return ib_umem_num_pages(umem);

@@ -316,6 +316,13 @@ impl Umem {
         kernel::error::to_result(ret)
     }
 
+    /// Whether every pinned page is persistent memory (C's `is_pmem_page`): only such memory
+    /// may be registered for persistent FLUSH.
+    pub(crate) fn is_pmem(&self) -> bool {
+        // SAFETY: we own the umem; the shim only reads its page list and the resource tree.
+        unsafe { ffi::rxe_rs_umem_is_pmem(self.0.as_ptr()) }
+    }
+
     pub(super) fn as_raw(&self) -> *mut ffi::ib_umem {
         self.0.as_ptr()
     }

@@ -21,7 +21,7 @@ use crate::ib::{
 };
 use crate::proto::{
     mw::{self, Bind, MrView, MwType, Window},
-    params,
+    params, resp,
     seq::SeqPair,
     Errno,
 };
@@ -450,6 +450,10 @@ impl RxeMr {
             return Err(EOPNOTSUPP);
         }
         let umem = Umem::get(dev, req)?;
+        // As C `rxe_mr_fill_pages_from_sgt`: persistent FLUSH needs persistent memory.
+        if access & resp::ACCESS_FLUSH_PERSISTENT != 0 && !umem.is_pmem() {
+            return Err(EINVAL);
+        }
         Self::new(dev, req.pd, access, Some(umem), req.iova, req.length, None)
     }
 

@@ -253,12 +253,11 @@ impl QpShared {
                     wqe.length - info.read_offset,
                 ),
                 WrDetail::Rdma { remote_addr, rkey } => (remote_addr, rkey, wqe.length),
+                // The FLUSH's length is `dma.length` (librxe puts it there and
+                // leave `wr.flush.length` 0), as C `init_req_packet` sends `dma.resid`.
                 WrDetail::Flush {
-                    remote_addr,
-                    length,
-                    rkey,
-                    ..
-                } => (remote_addr, rkey, length),
+                    remote_addr, rkey, ..
+                } => (remote_addr, rkey, wqe.length),
                 _ => (0, 0, wqe.length),
             };
             hdrs.reth = Some(Reth { va, rkey, len });

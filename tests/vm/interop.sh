@@ -8,9 +8,13 @@
 # that is a C server with an rs client, then an rs server with a C client. Cases, with data checks
 # where the tool has them: ibv_{rc,uc,srq}_pingpong -c at 1 B / 4 KiB / 64 KiB and path MTU
 # 1024 / 4096, ibv_ud_pingpong -c at 1 B and 4 KiB, perftest ib_write_bw, ib_read_bw,
-# ib_send_bw, ib_atomic_bw (fetch-and-add and compare-and-swap), rping -V; then, with netem
-# loss 2% on both eth0 (bare ACKs/NAKs spared: lib.sh netem_data), ib_read_bw and ib_atomic_bw
-# each way, and the retransmission counters must have moved.
+# ib_send_bw, ib_atomic_bw (fetch-and-add and compare-and-swap), rping -V, and RDMA ATOMIC WRITE
+# and FLUSH (tests/vm/py/flush_aw_pair.py, pyverbs: ATOMIC WRITE, FLUSH each placement type the
+# server's MR allows at both selectivity levels, RDMA READ back; FLUSHes with a wrong rkey, of
+# type PERSISTENT to a FLUSH_GLOBAL-only MR, and of a range past the MR's end must complete
+# REM_ACCESS_ERR; the server checks its MRs byte for byte and its QPs' states);
+# then, with netem loss 2% on both eth0 (bare ACKs/NAKs spared: lib.sh netem_data), ib_read_bw
+# and ib_atomic_bw each way, and the retransmission counters must have moved.
 # The sides keep in step over a TCP control channel (lib.sh peer_*): for case N the server side
 # starts its server and says "ready N", the client side runs its client, each side says "done N
 # STATUS", and the case passes (on both sides) only if both exited 0; a server whose client
@@ -25,6 +29,7 @@ pcap=0
 T=120 LOSS_T=300 # seconds per case (client, and server); KASAN + lockdep under TCG ≈ 5 × slower
 [ "${VARIANT:-stock}" != debug ] || { T=$((T * 5)); LOSS_T=$((LOSS_T * 5)); }
 ITERS=${ITERS:-100}
+pyd=$(dirname "$0")/py
 case_t=$T port=18600 n=0
 other=b
 [ "$ROLE" = a ] || other=a
@@ -155,6 +160,10 @@ for s in b a; do
 	xcase "$s" "rping -C 100 -v -V" "cm_listening rping" \
 		rping -s -a "$(addr "$s")" -p "$port" -C 100 -V -- \
 		rping -c -a "$(addr "$s")" -p "$port" -C 100 -v -V
+	port=$((port + 1))
+	xcase "$s" "flush_aw_pair.py: ATOMIC WRITE, FLUSH, READ back; FLUSH errors" "tcp_listening $port" \
+		python3 "$pyd/flush_aw_pair.py" server rxe0 "$gid" "$port" -- \
+		python3 "$pyd/flush_aw_pair.py" client rxe0 "$gid" "$(addr "$s")" "$port"
 done
 
 # Loss: retransmissions, duplicate reads and atomics (answered from the responder's atomic
