@@ -1566,6 +1566,25 @@ pub const fn wr_to_wc_opcode(wr_opcode: u32) -> Option<u32> {
     })
 }
 
+/// What C `make_send_cqe()` puts in a send completion besides `wr_id`, status and the QP:
+/// `(opcode, wc_flags, byte_len)`. A successful WQE reports its completion opcode,
+/// [`IB_WC_WITH_IMM`] for the two opcodes with immediate data, and its `dma.length` (`length`:
+/// a SEND's or WRITE's bytes, 8 for an atomic, a FLUSH's range); a failed one reports zeros.
+pub const fn send_cqe_fields(wr_opcode: u32, length: u32, status: u32) -> (u32, u32, u32) {
+    if status != IB_WC_SUCCESS {
+        return (0, 0, 0);
+    }
+    let opcode = match wr_to_wc_opcode(wr_opcode) {
+        Some(op) => op,
+        None => 0xff,
+    };
+    let flags = match wr_opcode {
+        IB_WR_RDMA_WRITE_WITH_IMM | IB_WR_SEND_WITH_IMM => IB_WC_WITH_IMM,
+        _ => 0,
+    };
+    (opcode, flags, length)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Requester opcode selection.
 // ---------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ use crate::proto::{
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
     wqe::{
-        self, wr_to_wc_opcode, UverbsWc, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR,
-        IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
+        self, UverbsWc, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR, IB_WC_RETRY_EXC_ERR,
+        IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{sync::rcu, sync::Arc};
@@ -293,18 +293,15 @@ impl QpShared {
                 WrMask::NONE,
             ),
         };
+        let (wc_opcode, wc_flags, byte_len) = wqe::send_cqe_fields(opcode, length, status);
         let wc = (status != IB_WC_SUCCESS || flags & IB_SEND_SIGNALED != 0 || self.sq_sig_all)
             .then(|| UverbsWc {
                 wr_id,
                 status,
-                opcode: wr_to_wc_opcode(opcode).unwrap_or(0),
-                byte_len: if mask.contains(WrMask::READ) {
-                    length
-                } else {
-                    0
-                },
+                opcode: wc_opcode,
+                wc_flags,
+                byte_len,
                 qp_num: self.qpn,
-                port_num: 1,
                 ..Default::default()
             });
         if info.rd_atomic_credit {

@@ -15,13 +15,13 @@ use super::{
 use crate::proto::{
     av::AddressVector,
     hdr::{Atmeth, Bth, Deth, Feth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
-    opcode::{opcode_info, Mask},
+    opcode::{self, opcode_info, Mask},
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
     queue::{Geometry, Index, QueueType},
     wqe::{
         self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WrDetail, WrMask,
-        IB_SEND_SOLICITED, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR,
+        IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR,
     },
 };
 use kernel::{prelude::*, sync::rcu, sync::Arc};
@@ -177,9 +177,6 @@ impl QpShared {
         let Some(wqe) = info.wqe else {
             return false;
         };
-        if wqe.mask.contains(WrMask::LOCAL_OP) {
-            return self.local_op(eng, idx, &wqe);
-        }
         let rc = self.qp_type == QpType::Rc;
         // Window of unacknowledged PSNs.
         if rc && psn_diff(eng.req.psn, psn_add(eng.comp.psn, MAX_UNACKED_PSNS)) > 0 {
@@ -189,8 +186,41 @@ impl QpShared {
         if !self.may_send() {
             return false;
         }
+        // Fences (C `rxe_wqe_is_fenced`): a LOCAL_INV waits until every earlier WQE has
+        // completed (IBA 10.6.5.1, made mandatory as C does); an `IB_SEND_FENCE` WQE until no
+        // read or atomic is outstanding (IBA 10.8.3.3). The completer's next completion runs
+        // the requester again (one task).
+        if !info.started {
+            let fenced = if wqe.opcode == wqe::IB_WR_LOCAL_INV {
+                idx != eng.comp.consumer
+            } else {
+                wqe.send_flags & IB_SEND_FENCE != 0
+                    && eng.req.rd_atomic != u32::from(eng.attrs.max_rd_atomic)
+            };
+            if fenced {
+                return false;
+            }
+        }
+        if wqe.mask.contains(WrMask::LOCAL_OP) {
+            return self.local_op(eng, idx, &wqe);
+        }
         let mtu = eng.mtu(self.dev.data());
         let fits = info.dma.resid <= mtu;
+        // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
+        // completes successfully, one PSN consumed (C's "fake a successful UD send").
+        if !fits && matches!(self.qp_type, QpType::Ud | QpType::Gsi) {
+            if let Some(info) = eng.sq.info_mut(idx) {
+                info.first_psn = eng.req.psn;
+                info.last_psn = eng.req.psn;
+                info.started = true;
+                info.sent = true;
+                info.state = WqeState::Pending;
+            }
+            eng.req.psn = psn_add(eng.req.psn, 1);
+            eng.req.opcode = Some(opcode::UD_SEND_ONLY);
+            eng.req.wqe_index = g.next_index(idx);
+            return true;
+        }
         let Some(opcode) = next_opcode(self.qp_type, wqe.opcode, eng.req.opcode, fits) else {
             self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
             return true;
@@ -206,7 +236,10 @@ impl QpShared {
         let mask = op_info.mask;
         let needs_credit = rc
             && mask.contains(Mask::START)
-            && wqe.mask.intersects(WrMask::ATOMIC_OR_READ)
+            // As C `check_init_depth`: an ATOMIC WRITE takes a credit too.
+            && wqe
+                .mask
+                .intersects(WrMask::ATOMIC_OR_READ.union(WrMask::ATOMIC_WRITE))
             && !info.rd_atomic_credit;
         if needs_credit && eng.req.rd_atomic == 0 {
             return false;
@@ -237,7 +270,10 @@ impl QpShared {
         };
         let bth = Bth {
             opcode,
-            se: end && wqe.send_flags & IB_SEND_SOLICITED != 0,
+            // As C: solicited only on the last packet of a SEND or an RDMA WRITE with immediate.
+            se: end
+                && wqe.send_flags & IB_SEND_SOLICITED != 0
+                && (mask.contains(Mask::SEND) || mask.contains(Mask::WRITE.union(Mask::IMMDT))),
             pkey: DEFAULT_PKEY,
             qpn: dest_qpn,
             ack_req,

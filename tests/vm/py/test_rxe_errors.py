@@ -14,7 +14,13 @@ Error flows of an RC connection, checked the same way against the C rdma_rxe and
   RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), REM_INV_REQ_ERR on the requester, the responder in ERROR;
 - a UD message too big for the receive buffer (C rxe_resp_check_length): dropped, the receive
   WQE reused for the next message that fits, the QP still in RTS (a remote sender cannot break
-  a UD QP).
+  a UD QP);
+- a UD message longer than the path MTU (C10-93.1.1, C "fake a successful UD send"): no packet
+  sent, the send completes successfully, nothing received;
+- send completions as C make_send_cqe fills them: opcode, IBV_WC_WITH_IMM for SEND and WRITE
+  with immediate, byte_len the message length;
+- fences (C rxe_wqe_is_fenced): an RDMA READ and an IBV_SEND_FENCE SEND of the bytes it reads,
+  posted together: the SEND waits for the READ and carries what it brought.
 """
 import subprocess
 import threading
@@ -22,7 +28,7 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.mr import MR
-from pyverbs.qp import QPAttr
+from pyverbs.qp import QPAttr, QPCap
 from pyverbs.wr import SGE, RecvWR, SendWR
 from tests.base import RCResources, RDMATestCase, UDResources
 import tests.utils as u
@@ -72,6 +78,13 @@ class RcNoDestRdAtomic(RcRemote):
             return super().to_rts()
         finally:
             b.MAX_DEST_RD_ATOMIC = orig
+
+
+class RcDeepSq(RcRemote):
+    """RcRemote with room for several send WRs (the base resources hold one)."""
+
+    def create_qp_cap(self):
+        return QPCap(max_send_wr=8, max_recv_wr=self.num_msgs)
 
 
 def counter(dev, name):
@@ -157,6 +170,74 @@ class RxeErrorFlows(RDMATestCase):
         self.assertEqual(wcs[0].status, e.IBV_WC_SUCCESS, u.wc_status_to_str(wcs[0].status))
         self.assertEqual(wcs[0].byte_len, GRH_SIZE + fits)
         self.assertEqual(qp_state(srv), e.IBV_QPS_RTS)
+
+    def test_ud_longer_than_mtu(self):
+        self.create_players(UDResources, msg_size=2048)
+        cli, srv = self.client, self.server
+        mtu = cli.ctx.query_port(self.ib_port).active_mtu
+        self.assertLess(256 << (mtu - 1), cli.msg_size)  # IBV_MTU_256 is 1
+        u.post_recv(srv, u.get_recv_wr(srv))
+        ah = u.get_global_ah(cli, self.gid_index, self.ib_port)
+        sent = counter(self.dev_name, 'sent_pkts')
+        wr, _ = u.get_send_elements(cli, False)
+        u.post_send(cli, wr, ah=ah)
+        wcs = u._poll_cq(cli.cq)
+        self.assertEqual(wcs[0].status, e.IBV_WC_SUCCESS, u.wc_status_to_str(wcs[0].status))
+        self.assertEqual(counter(self.dev_name, 'sent_pkts'), sent, 'no packet may be sent')
+        time.sleep(1)
+        n, _ = srv.cq.poll()
+        self.assertEqual(n, 0, 'nothing may be received')
+        self.assertEqual(qp_state(cli), e.IBV_QPS_RTS)
+
+    def test_send_cqe_fields(self):
+        self.create_players(RcRemote)
+        cli, srv = self.client, self.server
+        for opcode, want_op in ((e.IBV_WR_SEND_WITH_IMM, e.IBV_WC_SEND),
+                                (e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WC_RDMA_WRITE),
+                                (e.IBV_WR_SEND, e.IBV_WC_SEND),
+                                (e.IBV_WR_RDMA_WRITE, e.IBV_WC_RDMA_WRITE)):
+            if opcode != e.IBV_WR_RDMA_WRITE:
+                u.post_recv(srv, u.get_recv_wr(srv))
+            wr, _ = u.get_send_elements(cli, False, opcode)
+            if opcode in (e.IBV_WR_SEND_WITH_IMM, e.IBV_WR_RDMA_WRITE_WITH_IMM):
+                wr.imm_data = 0x12345678
+            u.post_send(cli, wr)
+            wc = u._poll_cq(cli.cq)[0]
+            self.assertEqual(wc.status, e.IBV_WC_SUCCESS, u.wc_status_to_str(wc.status))
+            self.assertEqual(wc.opcode, want_op, f'opcode of WR {opcode}')
+            self.assertEqual(wc.byte_len, cli.msg_size, f'byte_len of WR {opcode}')
+            imm = opcode in (e.IBV_WR_SEND_WITH_IMM, e.IBV_WR_RDMA_WRITE_WITH_IMM)
+            self.assertEqual(bool(wc.wc_flags & e.IBV_WC_WITH_IMM), imm, f'flags of WR {opcode}')
+            if opcode != e.IBV_WR_RDMA_WRITE:
+                u._poll_cq(srv.cq)
+
+    def test_fenced_after_read(self):
+        self.create_players(RcDeepSq)
+        cli, srv = self.client, self.server
+        half = cli.msg_size // 2
+        srv.mem_write('r' * cli.msg_size, cli.msg_size)
+        cli.mem_write('c' * cli.msg_size, cli.msg_size)
+        u.post_recv(srv, u.get_recv_wr(srv))
+        signaled = e.IBV_SEND_SIGNALED
+        # One post (one doorbell) of two WRs: without the fence the requester would send the
+        # SEND right behind the READ request, with the client's bytes ('c'); fenced, it waits
+        # for the READ's response and carries the server's ('r'), which land where they were.
+        send = SendWR(wr_id=2, opcode=e.IBV_WR_SEND, num_sge=1,
+                      sg=[SGE(cli.mr.buf, half, cli.mr.lkey)],
+                      send_flags=signaled | e.IBV_SEND_FENCE)
+        read = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                      sg=[SGE(cli.mr.buf, half, cli.mr.lkey)], send_flags=signaled,
+                      next_wr=send)
+        read.set_wr_rdma(int(cli.rkey), int(cli.raddr))
+        cli.qp.post_send(read)
+        wcs = [u._poll_cq(cli.cq)[0] for _ in range(2)]
+        self.assertEqual([w.wr_id for w in wcs], [1, 2])
+        for w in wcs:
+            self.assertEqual(w.status, e.IBV_WC_SUCCESS, u.wc_status_to_str(w.status))
+        wc = u._poll_cq(srv.cq)[0]
+        self.assertEqual(wc.status, e.IBV_WC_SUCCESS, u.wc_status_to_str(wc.status))
+        self.assertEqual(srv.mem_read(half), b'r' * half)
+        self.assertEqual(qp_state(cli), e.IBV_QPS_RTS)
 
     def test_rnr_late_receive(self):
         self.create_players(RcRemote)
