@@ -1576,32 +1576,26 @@ fn wr_to_wc_opcode_is_the_c_switch() {
 /// `make_send_cqe()` of `rxe_comp.c`: opcode, flags and length only on success.
 #[test]
 fn send_cqe_fields_are_c_make_send_cqe() {
-    assert_eq!(
-        send_cqe_fields(IB_WR_SEND_WITH_IMM, 100, IB_WC_SUCCESS),
-        (IB_WC_SEND, IB_WC_WITH_IMM, 100)
-    );
-    assert_eq!(
-        send_cqe_fields(IB_WR_RDMA_WRITE_WITH_IMM, 4096, IB_WC_SUCCESS),
-        (IB_WC_RDMA_WRITE, IB_WC_WITH_IMM, 4096)
-    );
-    assert_eq!(
-        send_cqe_fields(IB_WR_SEND, 7, IB_WC_SUCCESS),
-        (IB_WC_SEND, 0, 7)
-    );
-    assert_eq!(
-        send_cqe_fields(IB_WR_RDMA_WRITE, 0, IB_WC_SUCCESS),
-        (IB_WC_RDMA_WRITE, 0, 0)
-    );
-    assert_eq!(
-        send_cqe_fields(IB_WR_ATOMIC_FETCH_AND_ADD, 8, IB_WC_SUCCESS),
-        (IB_WC_FETCH_ADD, 0, 8)
-    );
-    assert_eq!(
-        send_cqe_fields(IB_WR_FLUSH, 16, IB_WC_SUCCESS),
-        (IB_WC_FLUSH, 0, 16)
-    );
-    // C stores wr_to_wc_opcode's 0xff for an opcode it does not know.
-    assert_eq!(send_cqe_fields(0x7f, 1, IB_WC_SUCCESS), (0xff, 0, 1));
+    // (WR opcode, length) -> (WC opcode, flags, byte_len), on success.
+    let ok: &[((u32, u32), (u32, u32, u32))] = &[
+        (
+            (IB_WR_SEND_WITH_IMM, 100),
+            (IB_WC_SEND, IB_WC_WITH_IMM, 100),
+        ),
+        (
+            (IB_WR_RDMA_WRITE_WITH_IMM, 4096),
+            (IB_WC_RDMA_WRITE, IB_WC_WITH_IMM, 4096),
+        ),
+        ((IB_WR_SEND, 7), (IB_WC_SEND, 0, 7)),
+        ((IB_WR_RDMA_WRITE, 0), (IB_WC_RDMA_WRITE, 0, 0)),
+        ((IB_WR_ATOMIC_FETCH_AND_ADD, 8), (IB_WC_FETCH_ADD, 0, 8)),
+        ((IB_WR_FLUSH, 16), (IB_WC_FLUSH, 0, 16)),
+        // C stores wr_to_wc_opcode's 0xff for an opcode it does not know.
+        ((0x7f, 1), (0xff, 0, 1)),
+    ];
+    for &((op, len), want) in ok {
+        assert_eq!(send_cqe_fields(op, len, IB_WC_SUCCESS), want, "{op:#x}");
+    }
     for status in [
         IB_WC_WR_FLUSH_ERR,
         IB_WC_LOC_QP_OP_ERR,

@@ -46,6 +46,8 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SGE
 
+from guestcheck import DRIVER, check, failures, tally, wc_name
+
 MR_LEN = 8192  # two pages: offsets on both sides of the page boundary
 GLOBAL_LEN = 4096
 OFFSETS = [0, 8, 4088, 4096, 4104, MR_LEN - 8, 8]  # 8 again: overwritten
@@ -56,30 +58,6 @@ REMOTE = (e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_RE
           e.IBV_ACCESS_FLUSH_GLOBAL | e.IBV_ACCESS_FLUSH_PERSISTENT)
 PLACEMENT = {e.IBV_FLUSH_GLOBAL: 'GLOBAL', e.IBV_FLUSH_PERSISTENT: 'PERSISTENT'}
 LEVEL = {e.IBV_FLUSH_RANGE: 'RANGE', e.IBV_FLUSH_MR: 'MR'}
-
-DRIVER = 'rs' if os.path.isdir('/sys/module/rdma_rxe_rs') else 'c'
-failures = checks = 0
-
-
-def check(what, cond, detail=''):
-    global failures, checks
-    checks += 1
-    if cond:
-        print(f'ok   {what}')
-    else:
-        failures += 1
-        print(f'FAIL {what}' + (f': {detail}' if detail else ''))
-    sys.stdout.flush()
-    return cond
-
-
-def wc_name(status):
-    if status is None:
-        return 'none (timeout)'
-    for k in dir(e):
-        if k.startswith('IBV_WC_') and k.endswith('_ERR') and getattr(e, k) == status:
-            return k
-    return 'IBV_WC_SUCCESS' if status == e.IBV_WC_SUCCESS else str(status)
 
 
 def fill(length, seed):
@@ -199,7 +177,7 @@ def server(dev, gid_index, port):
             time.sleep(0.05)
         check(f'responder QP {i} ({why}): state {want_state} (RTS 3, ERR 6)',
               state == want_state, f'state {state}')
-    ch.send({'server_failures': failures})
+    ch.send({'server_failures': failures()})
     conn.close()
     lsock.close()
 
@@ -295,7 +273,7 @@ def client(dev, gid_index, server_ip, port):
         lambda qp: qp.wr_flush(rkey, base + srv['length'] - 8, 16, e.IBV_FLUSH_GLOBAL,
                                e.IBV_FLUSH_RANGE))
 
-    ch.send({'writes': writes, 'failures': failures})
+    ch.send({'writes': writes, 'failures': failures()})
     verdict = ch.recv()
     print(f'server reports {verdict["server_failures"]} failed check(s)')
     sock.close()
@@ -311,8 +289,7 @@ def main():
             client(dev, gid_index, sys.argv[4], int(sys.argv[5]))
     except Exception as ex:  # the channel or a verb failed: one failed check, and out
         check(f'{role} ran to the end', False, f'{type(ex).__name__}: {ex}')
-    print(f'{checks - failures} passed, {failures} failed')
-    return 1 if failures else 0
+    return tally()
 
 
 if __name__ == '__main__':

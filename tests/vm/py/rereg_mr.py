@@ -43,6 +43,8 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
+from guestcheck import DRIVER, check, tally, wc_name
+
 # enum ibv_rereg_mr_flags
 CHANGE_TRANSLATION, CHANGE_PD, CHANGE_ACCESS = 1, 2, 4
 LW = e.IBV_ACCESS_LOCAL_WRITE
@@ -51,28 +53,6 @@ RR = e.IBV_ACCESS_REMOTE_READ
 ZERO_BASED = 1 << 5  # IB_ACCESS_ZERO_BASED: valid for ib_core, not in RXE_ACCESS_SUPPORTED_MR
 SIZE = 4096
 CMD_SZ, RESP_SZ = 8 + 48, 8
-
-DRIVER = 'rs' if os.path.isdir('/sys/module/rdma_rxe_rs') else 'c'
-failures = checks = 0
-
-
-def check(what, cond, detail=''):
-    global failures, checks
-    checks += 1
-    if cond:
-        print(f'ok   {what}')
-    else:
-        failures += 1
-        print(f'FAIL {what}' + (f': {detail}' if detail else ''))
-    sys.stdout.flush()
-    return cond
-
-
-def wc_name(status):
-    for k in dir(e):
-        if k.startswith('IBV_WC_') and k.endswith('_ERR') and getattr(e, k) == status:
-            return k
-    return 'IBV_WC_SUCCESS' if status == e.IBV_WC_SUCCESS else str(status)
 
 
 # --- raw pointers behind pyverbs objects, and ibv_cmd_rereg_mr ------------------------------
@@ -320,8 +300,7 @@ def main():
     for o in (ro, mr, peer_a, peer_b, pd_a, pd_b):
         o.close()
     env.ctx.close()
-    print(f'{checks - failures} passed, {failures} failed')
-    return 1 if failures else 0
+    return tally()
 
 
 if __name__ == '__main__':
