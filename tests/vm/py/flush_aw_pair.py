@@ -30,6 +30,7 @@ Each side prints "ok   ..." / "FAIL ..." per check and "N passed, M failed", and
 if all its checks passed. Every wait is bounded (CQ polls, the TCP channel).
 """
 import errno
+import itertools
 import json
 import os
 import socket
@@ -214,11 +215,13 @@ def client(dev, gid_index, server_ip, port):
     side.to_rts(srv)
     ch.recv()  # the server's QPs are RTS too
 
+    wr_ids = itertools.count(1)
+
     def run(i, what, want_status, want_opcode, post):
         """Posts one signaled WR on QP i (post(qp) adds it) and checks its completion."""
         qp, cq = side.qps[i], side.cqs[i]
         qp.wr_start()
-        qp.wr_id = checks + 1
+        qp.wr_id = next(wr_ids)
         qp.wr_flags = e.IBV_SEND_SIGNALED
         post(qp)
         qp.wr_complete()
