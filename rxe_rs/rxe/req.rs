@@ -177,15 +177,6 @@ impl QpShared {
         let Some(wqe) = info.wqe else {
             return false;
         };
-        let rc = self.qp_type == QpType::Rc;
-        // Window of unacknowledged PSNs.
-        if rc && psn_diff(eng.req.psn, psn_add(eng.comp.psn, MAX_UNACKED_PSNS)) > 0 {
-            return false;
-        }
-        // Packets still in the stack (any QP type: UC and UD have no window).
-        if !self.may_send() {
-            return false;
-        }
         // Fences (C `rxe_wqe_is_fenced`): a LOCAL_INV waits until every earlier WQE has
         // completed (IBA 10.6.5.1, made mandatory as C does); an `IB_SEND_FENCE` WQE until no
         // read or atomic is outstanding (IBA 10.8.3.3). The completer's next completion runs
@@ -203,6 +194,15 @@ impl QpShared {
         }
         if wqe.mask.contains(WrMask::LOCAL_OP) {
             return self.local_op(eng, idx, &wqe);
+        }
+        let rc = self.qp_type == QpType::Rc;
+        // Window of unacknowledged PSNs.
+        if rc && psn_diff(eng.req.psn, psn_add(eng.comp.psn, MAX_UNACKED_PSNS)) > 0 {
+            return false;
+        }
+        // Packets still in the stack (any QP type: UC and UD have no window).
+        if !self.may_send() {
+            return false;
         }
         let mtu = eng.mtu(self.dev.data());
         let fits = info.dma.resid <= mtu;
