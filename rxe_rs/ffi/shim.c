@@ -199,7 +199,11 @@ struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned
 			       (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	struct sk_buff *skb;
 
-	skb = alloc_skb(len + hdr_len + LL_RESERVED_SPACE(ndev), GFP_ATOMIC);
+	/*
+	 * A failure is handled: the QP's task runs again a jiffy later (C fails the WQE with
+	 * LOC_QP_OP_ERR instead), so no allocation-failure report, as in drivers' refill paths.
+	 */
+	skb = alloc_skb(len + hdr_len + LL_RESERVED_SPACE(ndev), GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hdr_len + LL_RESERVED_SPACE(ndev));

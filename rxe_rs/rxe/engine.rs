@@ -138,6 +138,18 @@ pub(crate) struct Headers {
     pub(crate) feth: Option<Feth>,
 }
 
+/// Why [`QpShared::build_packet`] built nothing.
+pub(crate) enum BuildError<E> {
+    /// No socket buffer (a GFP_ATOMIC allocation under memory pressure): transient, the caller
+    /// tries again later ([`QpShared::resume_later`]).
+    NoMemory,
+    /// No route to the destination, or headers that do not fit the opcode: C completes the
+    /// WQE with `LOC_QP_OP_ERR`.
+    Unsendable,
+    /// `fill` failed with this.
+    Fill(E),
+}
+
 /// A built packet, ready to go.
 pub(crate) struct OutPacket {
     skb: SkBuff,
@@ -165,9 +177,9 @@ impl QpShared {
         hdrs: &Headers,
         payload_len: usize,
         fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-    ) -> core::result::Result<Option<OutPacket>, E> {
+    ) -> core::result::Result<OutPacket, BuildError<E>> {
         let Some(info) = opcode_info(bth.opcode) else {
-            return Ok(None);
+            return Err(BuildError::Unsendable);
         };
         let netdev = self.dev.data().netdev();
         let pad = pad_len(payload_len);
@@ -175,7 +187,7 @@ impl QpShared {
         let len = info.length + payload_len + pad + ICRC_LEN;
         let ipv6 = av.network_type == NetworkType::Ipv6;
         let Ok(mut skb) = SkBuff::alloc_tx(netdev, ipv6, len) else {
-            return Ok(None);
+            return Err(BuildError::NoMemory);
         };
         {
             let data = skb.data_mut();
@@ -189,10 +201,10 @@ impl QpShared {
                 && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data)
                 && write_opt(&hdrs.feth, info.offset(Feth::KIND), data);
             if !ok {
-                return Ok(None);
+                return Err(BuildError::Unsendable);
             }
             if let Some(payload) = data.get_mut(info.length..info.length + payload_len) {
-                fill(payload)?;
+                fill(payload).map_err(BuildError::Fill)?;
             }
         }
         let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));
@@ -205,29 +217,29 @@ impl QpShared {
             hop_limit: av.grh.hop_limit,
         };
         let Some(dst) = self.route_cache.get(netdev, ipv6, &saddr, &daddr) else {
-            return Ok(None);
+            return Err(BuildError::Unsendable);
         };
         skb.prepare(&route, dst);
         let ip_len = if ipv6 { 40 } else { 20 };
         {
             let data = skb.data_mut();
             if data.len() < ip_len + UDP_HDR_LEN {
-                return Ok(None);
+                return Err(BuildError::Unsendable);
             }
             let (ip, rest) = data.split_at_mut(ip_len);
             let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
             let Ok(ip) = IpHeader::parse(ip) else {
-                return Ok(None);
+                return Err(BuildError::Unsendable);
             };
             let Some(udp) = udp.first_chunk::<UDP_HDR_LEN>() else {
-                return Ok(None);
+                return Err(BuildError::Unsendable);
             };
             if icrc::generate(ip, udp, payload).is_err() {
-                return Ok(None);
+                return Err(BuildError::Unsendable);
             }
         }
         let loopback = netdev.is_own_mac(&av.dmac);
-        Ok(Some(OutPacket { skb, loopback }))
+        Ok(OutPacket { skb, loopback })
     }
 
     /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
@@ -329,6 +341,16 @@ impl QpShared {
             if let Some(ev) = event {
                 self.handle.event(ev);
             }
+        }
+    }
+
+    /// A packet could not be allocated: runs the task again in a jiffy rather than failing the
+    /// WQE as C does (`LOC_QP_OP_ERR` and the QP in error for a transient GFP_ATOMIC failure).
+    /// The RNR timer serves: its expiry only clears `rnr_wait` and runs the task; during an RNR
+    /// wait it is armed already and runs the task when the wait ends.
+    pub(crate) fn resume_later(self: &Arc<Self>, eng: &Engine) {
+        if !eng.req.rnr_wait {
+            self.rnr_timer.arm(self, 1);
         }
     }
 

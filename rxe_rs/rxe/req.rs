@@ -8,7 +8,8 @@
 //! the ring: user space can no longer change a WQE it has posted.
 
 use super::{
-    engine::{Engine, Headers, Outbox},
+    device::Counter,
+    engine::{BuildError, Engine, Headers, Outbox},
     mr::MrShared,
     qp::QpShared,
 };
@@ -346,16 +347,28 @@ impl QpShared {
         let res = self.build_packet(&av, bth, &hdrs, payload as usize, |buf| {
             fill_payload(self, rcu, &wqe, slot, &mut dma, buf)
         });
-        let pkt = match res {
-            Ok(Some(pkt)) => pkt,
-            // No memory or no route: try again on the next run.
-            Ok(None) => return false,
-            Err(status) => {
+        match res {
+            Ok(pkt) => {
+                out.push(pkt);
+            }
+            Err(BuildError::NoMemory) => {
+                self.resume_later(eng);
+                return false;
+            }
+            // A datagram nobody can be sent to is lost on the way, as on hardware; C fails the
+            // WQE and errors the QP, which on QP1 would end the device's CM traffic.
+            Err(BuildError::Unsendable) if matches!(self.qp_type, QpType::Ud | QpType::Gsi) => {
+                self.dev.data().count(Counter::SendErr);
+            }
+            Err(BuildError::Unsendable) => {
+                self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
+                return true;
+            }
+            Err(BuildError::Fill(status)) => {
                 self.fail_wqe(eng, idx, status);
                 return true;
             }
-        };
-        out.push(pkt);
+        }
         // Progress (`update_wqe_state`, `update_wqe_psn`, `update_state`).
         let Some(info) = eng.sq.info_mut(idx) else {
             return true;

@@ -6,7 +6,7 @@
 
 use super::{
     device::Counter,
-    engine::{Engine, Headers, Outbox},
+    engine::{BuildError, Engine, Headers, Outbox},
     mr::{self, access, MrShared},
     qp::QpShared,
     req::lookup_local,
@@ -202,8 +202,7 @@ impl QpShared {
             return false;
         }
         if eng.resp.read.is_some() {
-            self.read_reply(eng, rcu, out);
-            return true;
+            return self.read_reply(eng, rcu, out);
         }
         let Some(skb) = self.req_pkts.pop() else {
             return false;
@@ -598,11 +597,11 @@ impl QpShared {
         eng.resp.read = Some(ReadReply::new(mr, va, len, psn, from_start, true));
     }
 
-    /// Sends the next read response packet (`read_reply`).
-    fn read_reply(&self, eng: &mut Engine, rcu: &rcu::Guard, out: &mut Outbox) {
+    /// Sends the next read response packet (`read_reply`); whether it made progress.
+    fn read_reply(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, out: &mut Outbox) -> bool {
         let mtu = eng.mtu(self.dev.data());
         let Some(r) = eng.resp.read.as_mut() else {
-            return;
+            return false;
         };
         let len = r.resid.min(mtu);
         let last = r.resid <= mtu;
@@ -627,7 +626,7 @@ impl QpShared {
         }
         let Some(av) = eng.pri_av else {
             eng.resp.read = None;
-            return;
+            return true;
         };
         let bth = self.resp_bth(eng, op, psn);
         let res = self.build_packet(&av, bth, &hdrs, len as usize, |buf| match &mr {
@@ -635,19 +634,24 @@ impl QpShared {
             None => Ok(()),
         });
         match res {
-            Ok(Some(pkt)) => {
+            Ok(pkt) => {
                 out.push(pkt);
             }
-            Ok(None) => return,
-            Err(()) => {
+            // No skb, or no route for now: the same packet again later, not a busy loop. (C
+            // answers with an RNR NAK, which needs the same skb and route.)
+            Err(BuildError::NoMemory | BuildError::Unsendable) => {
+                self.resume_later(eng);
+                return false;
+            }
+            Err(BuildError::Fill(())) => {
                 // The MR went away under the read: NAK it and stop.
                 eng.resp.read = None;
                 self.fail(eng, out, psn, ACCESS);
-                return;
+                return true;
             }
         }
         let Some(r) = eng.resp.read.as_mut() else {
-            return;
+            return true;
         };
         r.first = false;
         r.psn = psn_add(r.psn, 1);
@@ -659,6 +663,7 @@ impl QpShared {
                 eng.resp.msn = msn;
             }
         }
+        true
     }
 
     fn resp_bth(&self, eng: &Engine, opcode: u8, psn: u32) -> Bth {
@@ -682,7 +687,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
-        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
             out.push(pkt);
         }
     }
@@ -699,7 +704,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_RDMA_READ_RESPONSE_ONLY, psn);
-        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
             out.push(pkt);
         }
     }
@@ -715,7 +720,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ATOMIC_ACKNOWLEDGE, psn);
-        if let Ok(Some(pkt)) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
             out.push(pkt);
         }
     }
