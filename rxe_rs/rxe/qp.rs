@@ -515,10 +515,16 @@ impl RxeQp {
         Ok(())
     }
 
-    /// `rxe_query_qp`: the stored attributes, the current state as both states, the caps.
+    /// `rxe_query_qp`: the stored attributes, the current state as both states, the PSNs the
+    /// machines are at (as C: `rdma res show qp` then says where a QP stands), the caps.
     pub(crate) fn query(&self) -> (QpAttrs, QpCap) {
         let _bh = BhDisabled::new();
-        let mut attrs = self.shared.eng.lock().attrs;
+        let (mut attrs, sq_psn, rq_psn) = {
+            let eng = self.shared.eng.lock();
+            (eng.attrs, eng.req.psn, eng.resp.psn)
+        };
+        attrs.sq_psn = sq_psn;
+        attrs.rq_psn = rq_psn;
         attrs.cur_qp_state = attrs.qp_state;
         attrs.cap = self.cap;
         (attrs, self.cap)

@@ -113,6 +113,9 @@ pub(crate) struct RespState {
     /// UC: drop until the next first packet.
     drop_msg: bool,
     recv: Option<KBox<RecvInProgress>>,
+    /// `recv`'s box between messages: one per QP, allocated at its first receive, so the data
+    /// path does not allocate per message (C copies into its QP, `qp->resp.srq_wqe`).
+    spare_recv: Option<KBox<RecvInProgress>>,
     write: Option<WriteTarget>,
     read: Option<ReadReply>,
     /// The responder resources (C `qp->resp.resources`): the last `max_dest_rd_atomic` reads,
@@ -137,8 +140,20 @@ impl RespState {
             ack_psn: self.ack_psn,
             rq_consumer: self.rq_consumer,
             resources,
+            spare_recv: self.spare_recv.take(),
             ..Default::default()
         };
+    }
+
+    /// Done with the receive WQE in progress: its box back to `spare_recv`. Whether there was
+    /// one and it came from the RQ.
+    fn release_recv(&mut self) -> bool {
+        let Some(recv) = self.recv.take() else {
+            return false;
+        };
+        let from_rq = recv.from_rq;
+        self.spare_recv = Some(recv);
+        from_rq
     }
 
     /// `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`: the responder resources start again, empty,
@@ -751,22 +766,38 @@ impl QpShared {
         mr::resolve_rkey(self.dev.data(), self.pd, self.uid, rkey, need, va, len)
     }
 
-    /// The next receive WQE, copied out of the SRQ or the RQ.
+    /// The next receive WQE, copied out of the SRQ or the RQ into the QP's spare box.
     fn take_recv_wqe(&self, eng: &mut Engine) -> Option<KBox<RecvInProgress>> {
-        let mut recv = KBox::new(
-            RecvInProgress {
-                wqe: RecvWqe {
-                    wr_id: 0,
-                    num_sge: 0,
-                    length: 0,
+        let mut recv = match eng.resp.spare_recv.take() {
+            Some(recv) => recv,
+            None => KBox::new(
+                RecvInProgress {
+                    wqe: RecvWqe {
+                        wr_id: 0,
+                        num_sge: 0,
+                        length: 0,
+                    },
+                    bytes: [0; MAX_RECV_WQE],
+                    dma: DmaCursor::default(),
+                    from_rq: false,
                 },
-                bytes: [0; MAX_RECV_WQE],
-                dma: DmaCursor::default(),
-                from_rq: false,
-            },
-            GFP_ATOMIC,
-        )
-        .ok()?;
+                GFP_ATOMIC,
+            )
+            .ok()?,
+        };
+        if self.read_recv_wqe(eng, &mut recv).is_some() {
+            Some(recv)
+        } else {
+            eng.resp.spare_recv = Some(recv);
+            None
+        }
+    }
+
+    /// Fills `recv` with the next receive WQE; `None` if there is none.
+    fn read_recv_wqe(&self, eng: &mut Engine, recv: &mut RecvInProgress) -> Option<()> {
+        // Bytes past the slot parse as zeros, as in a fresh box.
+        recv.bytes.fill(0);
+        recv.from_rq = false;
         let max_sge = if let Some(srq) = &self.srq {
             let n = srq.slot_size().min(MAX_RECV_WQE);
             srq.take(&mut recv.bytes[..n])?;
@@ -797,7 +828,7 @@ impl QpShared {
         });
         recv.wqe = wqe;
         recv.dma = DmaCursor::new(wqe.length);
-        Some(recv)
+        Some(())
     }
 
     /// Copies `data` into the receive WQE in progress (`send_data_in`); the CQE status on failure.
@@ -859,7 +890,9 @@ impl QpShared {
         };
         match decide::abandon_recv(from_srq, status) {
             Abandon::Complete(status) => self.complete_recv_status(eng, status),
-            Abandon::Reuse => eng.resp.recv = None,
+            Abandon::Reuse => {
+                eng.resp.release_recv();
+            }
         }
     }
 
@@ -926,7 +959,7 @@ impl QpShared {
 
     /// Posts a receive CQE and frees the WQE it completes.
     fn post_recv_cqe(&self, eng: &mut Engine, wc: &UverbsWc, solicited: bool, net_type: u8) {
-        let from_rq = eng.resp.recv.take().is_some_and(|r| r.from_rq);
+        let from_rq = eng.resp.release_recv();
         // The slot is free before the CQE says so (as C's `do_complete`).
         if from_rq {
             if let Some(rq) = &self.rq {
