@@ -10,15 +10,11 @@
 ko="$(dirname "$0")/../../.build/${VARIANT:-stock}/tests/skbfail/rxe_rs_skbfail.ko"
 T=200
 [ "${VARIANT:-stock}" != debug ] || T=1000
-check "netns rxaf + veth, rxe-rs on both ends" sh -ec '
-	ip netns add rxaf
-	ip link add va0 type veth peer name va1
-	ip link set va1 netns rxaf
-	ip addr add 10.21.0.1/24 dev va0; ip link set va0 up
-	ip netns exec rxaf ip addr add 10.21.0.2/24 dev va1
-	ip netns exec rxaf ip link set va1 up; ip netns exec rxaf ip link set lo up
-	rdma link add rxa0 type rxe netdev va0
-	ip netns exec rxaf rdma link add rxa1 type rxe netdev va1'
+setup() {
+	veth_netns rxaf va0 va1 10.21.0 && rdma link add rxa0 type rxe netdev va0 &&
+		ip netns exec rxaf rdma link add rxa1 type rxe netdev va1
+}
+check "netns rxaf + veth, rxe-rs on both ends" setup
 gid0=$(gid_ipv4 rxa0); gid1=$(gid_ipv4 rxa1)
 check "fault injector loaded (one in 7 transmit skbs fails)" insmod "$ko" every=7
 bw_ready="ip netns exec rxaf ss -Htln sport = :18515 | grep -q ."

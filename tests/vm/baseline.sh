@@ -4,6 +4,7 @@
 # rdma-core python suite, the kernel's rxe selftests, and perftest.
 set -u
 here=$(dirname "$0")
+. "$here/lib.sh"
 section() { echo; echo "=== $* ==="; }
 
 section "rdma link add rxe0 type rxe netdev eth0"
@@ -18,12 +19,7 @@ ibv_rc_pingpong -d rxe0 -g 1 -n 200 -s 4096 -c localhost; echo "client exit $?"
 wait $!; echo "server exit $?"
 
 section "ibv_rc_pingpong -c, 200 x 4 KiB, between two namespaces on a veth"
-ip netns add ns1
-ip link add veth0 type veth peer name veth1
-ip link set veth1 netns ns1
-ip addr add 10.10.0.1/24 dev veth0; ip link set veth0 up
-ip netns exec ns1 ip addr add 10.10.0.2/24 dev veth1
-ip netns exec ns1 ip link set veth1 up; ip netns exec ns1 ip link set lo up
+veth_netns ns1 veth0 veth1 10.10.0
 rdma link add rxev0 type rxe netdev veth0
 ip netns exec ns1 rdma link add rxev1 type rxe netdev veth1
 sleep 1

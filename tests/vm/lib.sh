@@ -21,6 +21,18 @@ cm_listening() { rdma res show cm_id | grep -q "state LISTEN .*comm $1"; }
 # counter LINK/PORT NAME: an rdma statistic counter (e.g. counter rxe0/1 completer_retry_err).
 counter() { rdma statistic show link "$1" | awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1)} END {print s + 0}'; }
 
+# veth_netns NS DEV0 DEV1 NET: namespace NS and a veth pair, DEV0 here as NET.1/24 and DEV1 in
+# NS as NET.2/24 (NET: three octets, e.g. 10.20.0), both up, and NS's loopback.
+veth_netns() {
+	local ns=$1 d0=$2 d1=$3 net=$4
+	ip netns add "$ns" &&
+		ip link add "$d0" type veth peer name "$d1" &&
+		ip link set "$d1" netns "$ns" &&
+		ip addr add "$net.1/24" dev "$d0" && ip link set "$d0" up &&
+		ip netns exec "$ns" ip addr add "$net.2/24" dev "$d1" &&
+		ip netns exec "$ns" ip link set "$d1" up && ip netns exec "$ns" ip link set lo up
+}
+
 # netem_data DEV NETEM_ARGS…: netem (e.g. "loss 2%") on DEV's egress for every IP packet but
 # 48-byte ones (bare RoCE ACKs/NAKs): a lost ACK of a peer's last message would leave that peer
 # retrying forever once the other side has exited (retry_cnt 7 is infinite in both drivers).

@@ -12,13 +12,8 @@
 modprobe -q sch_netem
 T=200 # seconds per case; KASAN + lockdep under TCG are ≈ 5 × slower (and retransmit more)
 [ "${VARIANT:-stock}" != debug ] || T=1000
-check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" sh -ec '
-	ip netns add rxel
-	ip link add vl0 type veth peer name vl1
-	ip link set vl1 netns rxel
-	ip addr add 10.20.0.1/24 dev vl0; ip link set vl0 up
-	ip netns exec rxel ip addr add 10.20.0.2/24 dev vl1
-	ip netns exec rxel ip link set vl1 up; ip netns exec rxel ip link set lo up
+setup() {
+	veth_netns rxel vl0 vl1 10.20.0 && sh -ec '
 	for x in "" "ip netns exec rxel"; do
 		dev=vl0; [ -z "$x" ] || dev=vl1
 		$x tc qdisc add dev $dev root handle 1: prio
@@ -27,6 +22,8 @@ check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" sh -ec '
 	done
 	rdma link add rxl0 type rxe netdev vl0
 	ip netns exec rxel rdma link add rxl1 type rxe netdev vl1'
+}
+check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" setup
 gid0=$(gid_ipv4 rxl0); gid1=$(gid_ipv4 rxl1)
 check "ibv_rc_pingpong -c 500 x 4 KiB, lossy" serve "$T" "sleep 2" \
 	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 500 -s 4096 -c -- \
