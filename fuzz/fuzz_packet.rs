@@ -6,7 +6,7 @@
 //! cargo run --release --bin fuzz-packet -- [SECONDS] [SEED]
 //! ```
 //!
-//! Seeds: the C driver's captures in `../shared/vectors/` (each packet as a UDP payload and as
+//! Seeds: the C driver's captures in `tests/vectors/` (each packet as a UDP payload and as
 //! an IP datagram, a few per opcode) and synthetic packets of every opcode, WQEs and rings.
 //! Each iteration takes a corpus entry, applies 1 to 8 mutations (bit flips, byte sets,
 //! truncation, extension, removal, opcode swaps, pad/version edits, length fields set to edge

@@ -7,9 +7,9 @@ use std::vec::Vec;
 
 use crate::proto::icrc::{IpHeader, UDP_HDR_LEN};
 
-/// Where the captures live: `shared/` is checked out next to the repo.
+/// Where the captures live: `tests/vectors/` of this repository.
 pub(super) fn vector_path(name: &str) -> std::string::String {
-    std::format!("{}/../shared/vectors/{}", env!("CARGO_MANIFEST_DIR"), name)
+    std::format!("{}/tests/vectors/{}", env!("CARGO_MANIFEST_DIR"), name)
 }
 
 const LINKTYPE_ETHERNET: u32 = 1;

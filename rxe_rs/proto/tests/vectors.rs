@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
-//! Every packet the C driver sent in the captures of `shared/vectors/`
+//! Every packet the C driver sent in the captures of `tests/vectors/`
 //! must parse, and its ICRC must be the one we compute.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,7 +103,7 @@ fn check_every_packet(name: &str, expected_count: usize) -> BTreeSet<u8> {
 #[test]
 fn rc_uc_ud_cm_packets_parse_with_good_icrc() {
     let opcodes = check_every_packet(RC_UC_UD_CM, 101);
-    // As listed in shared/vectors/README.md.
+    // As listed in tests/vectors/README.md.
     let expected = BTreeSet::from([0, 1, 2, 4, 10, 12, 16, 17, 32, 33, 34, 100]);
     assert_eq!(opcodes, expected);
 }
