@@ -25,7 +25,7 @@ module: setup
 demo: module
 	scripts/demo $(debug_flag)
 
-check: setup
+check:
 	tests/run $(debug_flag)
 
 host-test:

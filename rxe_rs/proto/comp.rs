@@ -125,6 +125,26 @@ pub enum Check {
     Error(u32),
 }
 
+impl Check {
+    /// Whether this decision is progress that restores the retry budgets (`retry_cnt`,
+    /// `rnr_retry`): an ACK, a read response or an atomic acknowledgement that moves `comp.psn`
+    /// on from `comp_psn`, or one that acknowledges the oldest WQE implicitly (C
+    /// `reset_retry_counters` in `check_psn` and `check_ack`). Without it, a long message over a
+    /// lossy link spends its budget across timeouts that each made progress and fails with
+    /// `RETRY_EXC_ERR`. NAKs and RNR NAKs spend budget, never restore it.
+    pub const fn restores_retries(&self, comp_psn: u32) -> bool {
+        match *self {
+            Self::Read { comp_psn: new, .. }
+            | Self::Atomic { comp_psn: new }
+            | Self::Ack { comp_psn: new, .. } => new != comp_psn,
+            Self::CompleteAndRetry => true,
+            Self::Drop | Self::Retry | Self::Rnr { .. } | Self::SeqNak { .. } | Self::Error(_) => {
+                false
+            }
+        }
+    }
+}
+
 /// The completion status for a NAK (C `check_ack`, `case AETH_NAK`); `None` for a PSN
 /// sequence error, which retries instead. Unknown codes are `REM_OP_ERR`, as in C.
 pub const fn nak_status(code: NakCode) -> Option<u32> {

@@ -194,7 +194,12 @@ impl QpShared {
             syndrome: pkt.header::<Aeth>().map(|a| a.syndrome),
             has_atmack: pkt.header::<Atmack>().is_some(),
         };
-        match decide::check_response(eng.comp.psn, &view, &response) {
+        let check = decide::check_response(eng.comp.psn, &view, &response);
+        if check.restores_retries(eng.comp.psn) {
+            eng.comp.retry_cnt = eng.attrs.retry_cnt;
+            eng.comp.rnr_retry = eng.attrs.rnr_retry;
+        }
+        match check {
             Check::Drop => Outcome::Drop,
             Check::CompleteAndRetry => Outcome::CompleteAndRetry,
             Check::Retry => Outcome::Retry,

@@ -11,20 +11,19 @@ use crate::ib::{
     uqueue::{MmapOffer, UserReq},
 };
 use crate::proto::{
+    cq::CqNotify,
     params,
     queue::{Index, QueueType, CQE_SIZE},
-    wqe::UverbsWc,
+    wqe::{UverbsWc, IB_WC_SUCCESS},
 };
-use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use kernel::{
     new_mutex, new_spinlock_irq,
     prelude::*,
     sync::{Arc, Mutex, SpinLockIrq},
 };
 
-/// `IB_CQ_SOLICITED`, `IB_CQ_NEXT_COMP`.
-const IB_CQ_SOLICITED: u32 = 1;
-const IB_CQ_NEXT_COMP: u32 = 2;
+// The pure core's arm bits are ib_core's.
+const _: () = assert!(crate::proto::cq::IB_CQ_SOLICITED_MASK == IB_CQ_SOLICITED_MASK);
 
 /// `struct rxe_create_cq_resp` (and `rxe_resize_cq_resp`): one `struct mminfo`.
 const CREATE_CQ_RESP_LEN: usize = 16;
@@ -38,10 +37,13 @@ pub(crate) struct RxeCq {
     context: usize,
 }
 
-/// A ring and rxe's private producer index (user space may scribble over the shared one).
+/// A ring, rxe's private producer index (user space may scribble over the shared one), and
+/// the arm state: arming, writing a CQE and deciding to raise the event are one step under the
+/// ring's lock (as C's `cq_lock`), so one arm raises at most one event and none is lost.
 struct CqRing {
     ring: Ring,
     producer: Index,
+    notify: CqNotify,
 }
 
 /// The part of a CQ the data path uses.
@@ -51,8 +53,6 @@ pub(crate) struct CqShared {
     /// users arm CQs from any context.
     #[pin]
     ring: SpinLockIrq<CqRing>,
-    /// `IB_CQ_SOLICITED` / `IB_CQ_NEXT_COMP` armed by `req_notify_cq`.
-    notify: AtomicU32,
     handle: CqHandle,
 }
 
@@ -85,8 +85,11 @@ impl RxeCq {
         let context = user.as_ref().map_or(0, |u| u.context());
         let shared = Arc::pin_init(
             pin_init!(CqShared {
-                ring <- new_spinlock_irq!(CqRing { ring, producer: Index::ZERO }),
-                notify: AtomicU32::new(0),
+                ring <- new_spinlock_irq!(CqRing {
+                    ring,
+                    producer: Index::ZERO,
+                    notify: CqNotify::new(),
+                }),
                 handle,
             }),
             GFP_KERNEL,
@@ -140,13 +143,11 @@ impl RxeCq {
     /// `rxe_req_notify_cq`: arms the CQ; with `IB_CQ_REPORT_MISSED_EVENTS`, says whether
     /// completions are already waiting.
     pub(crate) fn req_notify(&self, flags: u32) -> bool {
-        self.shared
-            .notify
-            .fetch_or(flags & IB_CQ_SOLICITED_MASK, Relaxed);
+        let mut cq = self.shared.ring.lock();
+        cq.notify.arm(flags);
         if flags & IB_CQ_REPORT_MISSED_EVENTS == 0 {
             return false;
         }
-        let cq = self.shared.ring.lock();
         let ends =
             cq.ring
                 .geometry()
@@ -194,7 +195,8 @@ impl RxeCq {
 
 impl CqShared {
     /// `rxe_cq_post`: writes a completion, then calls the completion handler if the CQ is
-    /// armed for it. A full CQ raises `IB_EVENT_CQ_ERR` and loses the completion (`EBUSY`).
+    /// armed for it ([`CqNotify::completion`]: an unsuccessful completion counts as solicited).
+    /// A full CQ raises `IB_EVENT_CQ_ERR` and loses the completion (`EBUSY`).
     pub(crate) fn post(&self, wc: &UverbsWc, solicited: bool) -> Result {
         self.post_ext(wc, solicited, 0)
     }
@@ -217,11 +219,10 @@ impl CqShared {
             cq.ring.write_slot(cq.producer, &cqe)?;
             cq.producer = g.next_index(cq.producer);
             cq.ring.publish_producer(cq.producer);
-        }
-        let armed = self.notify.load(Relaxed);
-        if armed & IB_CQ_NEXT_COMP != 0 || (armed & IB_CQ_SOLICITED != 0 && solicited) {
-            self.notify.store(0, Relaxed);
-            self.handle.notify();
+            // Under the lock, as C: a handler (ib_uverbs, ib_cq) only queues work.
+            if cq.notify.completion(solicited, wc.status == IB_WC_SUCCESS) {
+                self.handle.notify();
+            }
         }
         Ok(())
     }

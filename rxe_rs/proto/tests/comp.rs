@@ -991,3 +991,59 @@ proptest! {
         prop_assert_eq!(resp_op, None);
     }
 }
+
+// --- Check::restores_retries: C reset_retry_counters -----------------------------------------
+
+#[test]
+fn progress_restores_the_retry_budgets() {
+    // An ACK that moves comp.psn, mid-message (a 1 MiB WRITE is 4096 packets at MTU 256).
+    let write = head(IB_WR_RDMA_WRITE, WqeState::Pending, true, 4195);
+    let c = check_response(100, &write, &ack(2000));
+    assert_eq!(
+        c,
+        Check::Ack {
+            comp_psn: 2001,
+            complete: false
+        }
+    );
+    assert!(c.restores_retries(100));
+    // The WQE's last ACK, a read response and an atomic acknowledgement in order.
+    assert!(check_response(100, &write, &ack(4195)).restores_retries(100));
+    let read = head(IB_WR_RDMA_READ, WqeState::Pending, true, 103);
+    let first = resp(
+        opcode::RC_RDMA_READ_RESPONSE_FIRST,
+        100,
+        Some(Syndrome::ACK_UNLIMITED),
+    );
+    assert!(check_response(100, &read, &first).restores_retries(100));
+    let atomic = head(IB_WR_ATOMIC_FETCH_AND_ADD, WqeState::Pending, true, 100);
+    let atmack = resp(
+        opcode::RC_ATOMIC_ACKNOWLEDGE,
+        100,
+        Some(Syndrome::ACK_UNLIMITED),
+    );
+    assert!(check_response(100, &atomic, &atmack).restores_retries(100));
+    // An ACK past the oldest WQE acknowledges it implicitly.
+    assert!(check_response(100, &send(103), &ack(105)).restores_retries(100));
+}
+
+#[test]
+fn naks_and_duplicates_do_not_restore_the_retry_budgets() {
+    let write = head(IB_WR_RDMA_WRITE, WqeState::Pending, true, 4195);
+    for r in [
+        ack(99),
+        nak(2000, NakCode::PsnSequenceError),
+        nak(100, NakCode::RemoteAccessError),
+    ] {
+        let c = check_response(100, &write, &r);
+        assert!(!c.restores_retries(100), "{c:?}");
+    }
+    let rnr = resp(
+        opcode::RC_ACKNOWLEDGE,
+        2000,
+        Some(Syndrome::RnrNak { timer: 14 }),
+    );
+    let c = check_response(100, &write, &rnr);
+    assert!(matches!(c, Check::Rnr { .. }), "{c:?}");
+    assert!(!c.restores_retries(100));
+}

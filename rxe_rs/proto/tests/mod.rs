@@ -5,6 +5,7 @@
 
 mod av;
 mod comp;
+mod cq;
 mod fuzz;
 mod hdr;
 mod icrc;
