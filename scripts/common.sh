@@ -69,7 +69,7 @@ in_buildroot() {
 }
 
 # One VM or module build at a time on this machine (2 cores; build-module rewrites the module tree
-# a running VM reads). Sessions and helpers serialise on this lock; nested callers inherit it.
+# a running VM reads). Every caller serialises on this lock; nested callers inherit it.
 machine_lock() {
 	[ -n "${RXE_MACHINE_LOCKED:-}" ] && return 0
 	exec 9>"${TMPDIR:-/tmp}/rxe-rs-machine.lock"

@@ -1082,8 +1082,8 @@ unsafe extern "C" fn dereg_mr<T: DeviceOps>(
     _udata: *mut ffi::ib_udata,
 ) -> kernel::ffi::c_int {
     // SAFETY: `mr` came from `new_mr` (a `KBox<MrObject<T>>`); on success this is its last use.
-    // Nothing looks MRs up without holding ib_core's reference yet; once the data path does
-    // (under RCU, as the C driver), this free must become RCU-deferred.
+    // The data path reaches an MR through the key table (`Arc<MrShared>`, under RCU), never
+    // through this box, and `T::dereg_mr` waits a grace period after taking it out of the table.
     from_result(|| unsafe {
         let obj = mr.cast::<MrObject<T>>();
         T::dereg_mr(Device::<T>::from_raw((*mr).device), &(*obj).data)?;

@@ -490,7 +490,8 @@ impl DeviceOps for RxeDev {
     }
 
     fn destroy_cq(dev: &Device<Self>, _cq: &RxeCq) -> Result {
-        // No QP can hold a CQ yet (the C driver refuses while `num_wq != 0`).
+        // ib_core refuses to destroy a CQ a QP still uses (`usecnt`; the C driver also checks
+        // its `num_wq`), and a QP holds its CQs by `Arc` anyway.
         dev.data().cqs.put();
         Ok(())
     }

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Diagnostic (--two): interop.sh case #3 alone, ibv_rc_pingpong -c -m 1024 -s 65536 across the
 # QEMU wire, B server and A client; when both sides' counters stand still for 30 s, dumps the QPs
-# (rdma res) and the last packets captured (tcpdump -x: decode BTH/AETH by hand). Found the
-# debug-kernel stall of session 8 (roadmap 7c). scripts/vm-run --two --debug --driver rs
+# (rdma res) and the last packets captured (tcpdump -x: decode BTH/AETH by hand). Shows the
+# debug-kernel stall of Documentation/roadmap.md. scripts/vm-run --two --debug --driver rs
 # --peer-driver c --timeout 1200 --peer scripts/guest/interop-stall.sh -- scripts/guest/interop-stall.sh
 set -u
 . "$(dirname "$0")/../../tests/vm/lib.sh"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest test (--driver none): `ibv_devinfo -v` of our device against the C driver's on the same
 # netdev. Allowed differences: the GUIDs, and on-demand paging, which the C driver advertises
-# and rxe-rs does not implement yet (a separate issue).
+# and rxe-rs does not implement (open: Documentation/roadmap.md).
 set -u
 . "$(dirname "$0")/lib.sh"
 ko="/src/rxe-rs/.build/$VARIANT/rdma_rxe_rs.ko"

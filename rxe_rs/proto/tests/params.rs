@@ -59,7 +59,7 @@ fn rereg_flags_as_rxe_rereg_user_mr() {
     // ib_uverbs clears REREG_PD when the PD is the MR's own: nothing to do.
     assert_eq!(check_rereg_flags(0), Ok(()));
     // Translation changes, alone or with the others, and unknown bits (IB_MR_REREG_SUPPORTED
-    // is 7 today; a negative C int has them all).
+    // is 7 in Linux 7.3; a negative C int has them all).
     for f in [
         MR_REREG_TRANS,
         MR_REREG_TRANS | MR_REREG_PD,

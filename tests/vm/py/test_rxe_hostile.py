@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """
-A hostile user of rxe (issue 3): a process that scribbles over the rings it shares with the
+A hostile user of rxe: a process that scribbles over the rings it shares with the
 kernel, on purpose, and one that exits (or is killed) with work outstanding. Run by
 tests/vm/hostile.sh through rdma-core's tests/run_tests.py, one test at a time.
 
