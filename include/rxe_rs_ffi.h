@@ -84,10 +84,12 @@ void rxe_rs_consume_skb(struct sk_buff *skb);
 void rxe_rs_skb_set_tx_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
 void *rxe_rs_skb_tx_destructor_arg(struct sk_buff *skb);
 void rxe_rs_skb_queue_init(struct sk_buff_head *q);
-void rxe_rs_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q);
 unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q);
 void rxe_rs_skb_queue_purge(struct sk_buff_head *q);
+bool rxe_rs_skb_queue_tail_open(struct sk_buff_head *q, bool *closed, struct sk_buff *skb);
+void rxe_rs_skb_queue_close(struct sk_buff_head *q, bool *closed);
+u32 rxe_rs_crc32_le(u32 crc, const u8 *p, size_t len);
 
 /* Data path: memory. */
 long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long n);

@@ -3,6 +3,7 @@
  * C shims: static inline functions and macros of the kernel headers, made callable from
  * Rust. Each is a one-line forwarder; the logic lives in Rust.
  */
+#include <linux/crc32.h>
 #include <linux/if_vlan.h>
 #include <linux/etherdevice.h>
 #include <linux/vmalloc.h>
@@ -412,11 +413,6 @@ void rxe_rs_skb_queue_init(struct sk_buff_head *q)
 	skb_queue_head_init(q);
 }
 
-void rxe_rs_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb)
-{
-	skb_queue_tail(q, skb);
-}
-
 struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q)
 {
 	return skb_dequeue(q);
@@ -430,6 +426,40 @@ unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q)
 void rxe_rs_skb_queue_purge(struct sk_buff_head *q)
 {
 	skb_queue_purge(q);
+}
+
+/*
+ * A queue that can be closed: *closed is only read and written under q->lock, so a packet
+ * queued by a receiver that found the QP before it was destroyed is either purged by the close
+ * or refused after it, never left behind. A refused packet is dropped (kfree_skb: the kernel's
+ * drop accounting sees it). Returns whether the packet was queued.
+ */
+bool rxe_rs_skb_queue_tail_open(struct sk_buff_head *q, bool *closed, struct sk_buff *skb)
+{
+	unsigned long flags;
+	bool queued;
+
+	spin_lock_irqsave(&q->lock, flags);
+	queued = !*closed;
+	if (queued)
+		__skb_queue_tail(q, skb);
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (!queued)
+		kfree_skb(skb);
+	return queued;
+}
+
+void rxe_rs_skb_queue_close(struct sk_buff_head *q, bool *closed)
+{
+	struct sk_buff_head left;
+	unsigned long flags;
+
+	__skb_queue_head_init(&left);
+	spin_lock_irqsave(&q->lock, flags);
+	*closed = true;
+	skb_queue_splice_init(q, &left);
+	spin_unlock_irqrestore(&q->lock, flags);
+	__skb_queue_purge(&left);
 }
 
 /* --- Data path: memory regions (rxe_mr.c) --- */
@@ -589,4 +619,11 @@ void rxe_rs_srq_event(struct ib_srq *srq, enum ib_event_type type)
 bool rxe_rs_ib_device_try_get(struct ib_device *dev)
 {
 	return ib_device_try_get(dev);
+}
+
+/* --- The ICRC's CRC-32: the kernel's, arch-accelerated where the CPU allows --- */
+
+u32 rxe_rs_crc32_le(u32 crc, const u8 *p, size_t len)
+{
+	return crc32_le(crc, p, len);
 }

@@ -187,6 +187,8 @@ impl Drop for SkBuff {
 pub(crate) struct SkbQueue {
     #[pin]
     head: Opaque<ffi::sk_buff_head>,
+    /// Set by [`Self::close`]; read and written only under the queue's lock.
+    closed: Opaque<bool>,
 }
 
 // SAFETY: the queue's lock serialises all access to it.
@@ -199,13 +201,23 @@ impl SkbQueue {
         pin_init!(Self {
             // SAFETY: `skb_queue_head_init` initialises the pinned slot completely.
             head <- Opaque::ffi_init(|h| unsafe { ffi::rxe_rs_skb_queue_init(h) }),
+            closed: Opaque::new(false),
         })
     }
 
-    /// Appends `skb`.
-    pub(crate) fn push(&self, skb: SkBuff) {
-        // SAFETY: the queue is initialised; ownership of the skb passes to it.
-        unsafe { ffi::rxe_rs_skb_queue_tail(self.head.get(), skb.into_raw()) };
+    /// Appends `skb`, or drops it if the queue is closed; whether it was queued.
+    pub(crate) fn push(&self, skb: SkBuff) -> bool {
+        // SAFETY: the queue is initialised and `closed` is its flag, which the callee reads
+        // under the queue's lock; ownership of the skb passes to the callee.
+        unsafe {
+            ffi::rxe_rs_skb_queue_tail_open(self.head.get(), self.closed.get(), skb.into_raw())
+        }
+    }
+
+    /// Frees every packet waiting and refuses (drops) every packet pushed from now on.
+    pub(crate) fn close(&self) {
+        // SAFETY: the queue is initialised and `closed` is its flag, written under its lock.
+        unsafe { ffi::rxe_rs_skb_queue_close(self.head.get(), self.closed.get()) };
     }
 
     /// Takes the first packet.

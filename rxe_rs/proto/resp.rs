@@ -5,6 +5,7 @@
 //! access rights, and what a duplicate request gets. Pure functions of PSNs, opcodes and
 //! masks; the engine (`rxe/resp.rs`) sends the NAKs and ACKs, replays, and keeps the state.
 
+use super::hdr::NakCode;
 use super::mw::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 use super::opcode::{
     Mask, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
@@ -12,6 +13,7 @@ use super::opcode::{
     RC_SEND_LAST_WITH_INVALIDATE, RC_SEND_MIDDLE,
 };
 use super::psn::{psn_add, psn_diff, PSN_MASK};
+use super::wqe::{IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR};
 
 /// `IB_ACCESS_FLUSH_GLOBAL`.
 pub const ACCESS_FLUSH_GLOBAL: u32 = 1 << 8;
@@ -197,6 +199,20 @@ pub const fn check_op_valid(qp_access_flags: u32, mask: Mask, flush_placement: u
 /// takes a resource in C too but is not refused.)
 pub const fn has_rd_atomic_resource(mask: Mask, max_dest_rd_atomic: u8) -> bool {
     !(mask.intersects(Mask::READ_OR_ATOMIC.union(Mask::ATOMIC_WRITE)) && max_dest_rd_atomic == 0)
+}
+
+/// The NAK for a request whose data could not be placed in the receive WQE, by the status that
+/// WQE completes with (IBA 9.9.2.2, responder class A; C `send_data_in` → `RESPST_ERR_*`): a
+/// receive buffer the responder cannot use — an lkey that names no MR, or one without
+/// `LOCAL_WRITE` or not covering the SGE (`LOC_PROT_ERR`), or a malformed WQE
+/// (`LOC_QP_OP_ERR`) — is the responder's fault, NAK *remote operational error*, which the
+/// requester completes `REM_OP_ERR`. A message longer than the buffer (`LOC_LEN_ERR`) is the
+/// requester's: NAK *invalid request* (`REM_INV_REQ_ERR`).
+pub const fn recv_failure_nak(status: u32) -> NakCode {
+    match status {
+        IB_WC_LOC_PROT_ERR | IB_WC_LOC_QP_OP_ERR => NakCode::RemoteOperationalError,
+        _ => NakCode::InvalidRequest,
+    }
 }
 
 /// The largest RETH DMA length a request may carry (IBA C9-94, C `rxe_resp_check_length`).

@@ -26,7 +26,10 @@ use crate::ib::{
     qp::QpAttrs,
     timer::TimerOwner,
 };
-use crate::net::skb::{Route, SkBuff, TxOwner};
+use crate::net::{
+    crc,
+    skb::{Route, SkBuff, TxOwner},
+};
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
     hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
@@ -234,7 +237,7 @@ impl QpShared {
             let Some(udp) = udp.first_chunk::<UDP_HDR_LEN>() else {
                 return Err(BuildError::Unsendable);
             };
-            if icrc::generate(ip, udp, payload).is_err() {
+            if icrc::generate_with(crc::crc32_le, ip, udp, payload).is_err() {
                 return Err(BuildError::Unsendable);
             }
         }
@@ -251,13 +254,18 @@ impl QpShared {
             // As the C driver: the packet with its IP and UDP headers.
             rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
             let mut skb = pkt.skb;
-            self.skbs_out.fetch_add(1, Ordering::SeqCst);
-            skb.set_tx_owner(self.clone());
             if pkt.loopback {
+                // As C's `rxe_loopback`: the packet goes straight to the receiving QP's queue,
+                // holding no reference to this one (a QP's own queue holding a reference to it
+                // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
                 recv::receive_on(&self.dev, skb);
-            } else if skb.xmit().is_err() {
-                rxe.count(Counter::SendErr);
+            } else {
+                self.skbs_out.fetch_add(1, Ordering::SeqCst);
+                skb.set_tx_owner(self.clone());
+                if skb.xmit().is_err() {
+                    rxe.count(Counter::SendErr);
+                }
             }
         }
     }

@@ -117,7 +117,7 @@ pub(crate) struct QpShared {
     /// multicast mutex.
     pub(crate) mcast_attached: AtomicU32,
     /// Packets of this QP the stack still holds (`qp->skb_out`): queued in a qdisc or a
-    /// backlog, or looped back and not yet consumed.
+    /// backlog. Looped-back packets are not counted (as C): they hold no reference to the QP.
     pub(crate) skbs_out: AtomicU32,
     /// The requester stopped at [`SKBS_OUT_HIGH`] and waits for a release to wake it
     /// (`qp->need_req_skb`).
@@ -539,11 +539,14 @@ impl RxeQp {
 
     pub(crate) fn destroy(&self, dev: &Device<RxeDev>) {
         drop(dev.data().qps_table().remove(self.shared.qpn));
+        // A receiver that found the QP before it left the table may still be delivering: the
+        // closed queues drop what it brings, so no packet (and no page it refers to) outlives
+        // the QP.
+        self.shared.req_pkts.close();
+        self.shared.resp_pkts.close();
         self.shared.drain();
         self.shared.retransmit_timer.shutdown();
         self.shared.rnr_timer.shutdown();
-        self.shared.req_pkts.purge();
-        self.shared.resp_pkts.purge();
         if matches!(self.qpn, Qpn::Gsi) {
             dev.data().gsi_taken.store(false, Ordering::Release);
         }

@@ -12,7 +12,7 @@ use super::{
     qp::QpShared,
 };
 use crate::ib::device::{Device, DeviceRef};
-use crate::net::{skb::SkBuff, tunnel::PacketReceiver};
+use crate::net::{crc, skb::SkBuff, tunnel::PacketReceiver};
 use crate::proto::{
     av::is_multicast_gid,
     hdr::{DEFAULT_PKEY, QPN_MASK},
@@ -67,7 +67,7 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Dest, Transport, bool)> 
     let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
     let payload = rest.get(..udp_len.checked_sub(UDP_HDR_LEN)?)?;
     let ip = IpHeader::parse(skb.ip_header()).ok()?;
-    icrc::verify(ip, udp, payload).ok()?;
+    icrc::verify_with(crc::crc32_le, ip, udp, payload).ok()?;
     let pkt = Packet::parse(payload).ok()?;
     let bth = pkt.bth();
     if bth.pkey != DEFAULT_PKEY {
@@ -155,6 +155,8 @@ fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff) {
     if qp.state_hint() < QpState::Rtr {
         return;
     }
-    queue.push(skb);
-    qp.kick_deferred();
+    // A QP being destroyed has closed its queues: the packet is dropped, not left behind.
+    if queue.push(skb) {
+        qp.kick_deferred();
+    }
 }

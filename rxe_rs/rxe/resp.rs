@@ -525,7 +525,13 @@ impl QpShared {
                     Some(b) if b >> 4 == 6 => 3,
                     _ => 2,
                 };
-                self.complete_recv(eng, &pkt, IB_WC_SUCCESS, net_type);
+                // C11-37/38: a completion that cannot be written moves the QP to error
+                // (done) and the request is not acknowledged: the sender must not see
+                // success for a message whose completion was lost.
+                if !self.complete_recv(eng, &pkt, IB_WC_SUCCESS, net_type) {
+                    eng.resp.write = None;
+                    return;
+                }
             }
             eng.resp.write = None;
         }
@@ -896,10 +902,17 @@ impl QpShared {
         }
     }
 
-    /// Completes the receive WQE of a message that arrived (`do_complete`).
-    fn complete_recv(&self, eng: &mut Engine, pkt: &Packet<'_>, status: u32, ip_net_type: u8) {
+    /// Completes the receive WQE of a message that arrived (`do_complete`); `false` if the CQ
+    /// had no room for the completion (the QP is then in error).
+    fn complete_recv(
+        &self,
+        eng: &mut Engine,
+        pkt: &Packet<'_>,
+        status: u32,
+        ip_net_type: u8,
+    ) -> bool {
         let Some(recv) = eng.resp.recv.as_ref() else {
-            return;
+            return true;
         };
         let mask = pkt.info().mask;
         let is_write = mask.contains(Mask::WRITE);
@@ -939,7 +952,7 @@ impl QpShared {
             }
         }
         self.dev.data().count(Counter::RdmaRecv);
-        self.post_recv_cqe(eng, &wc, pkt.bth().se, net_type);
+        self.post_recv_cqe(eng, &wc, pkt.bth().se, net_type)
     }
 
     fn complete_recv_status(&self, eng: &mut Engine, status: u32) {
@@ -957,8 +970,15 @@ impl QpShared {
         self.post_recv_cqe(eng, &wc, false, 0);
     }
 
-    /// Posts a receive CQE and frees the WQE it completes.
-    fn post_recv_cqe(&self, eng: &mut Engine, wc: &UverbsWc, solicited: bool, net_type: u8) {
+    /// Posts a receive CQE and frees the WQE it completes; `false` if the CQ was full (the QP
+    /// goes to error, as C's `RESPST_ERR_CQ_OVERFLOW`).
+    fn post_recv_cqe(
+        &self,
+        eng: &mut Engine,
+        wc: &UverbsWc,
+        solicited: bool,
+        net_type: u8,
+    ) -> bool {
         let from_rq = eng.resp.release_recv();
         // The slot is free before the CQE says so (as C's `do_complete`).
         if from_rq {
@@ -969,7 +989,9 @@ impl QpShared {
         }
         if self.rcq.post_ext(wc, solicited, net_type).is_err() {
             self.to_error(eng, Some(IbEvent::QpFatal));
+            return false;
         }
+        true
     }
 
     /// In the error state every posted receive completes with `WR_FLUSH_ERR`
@@ -1015,10 +1037,11 @@ fn flush_placement(pkt: &Packet<'_>) -> u8 {
     pkt.header::<Feth>().map_or(0, |f| f.placement_type)
 }
 
-/// A local failure of the responder (length, protection): NAK'ed as an invalid request.
+/// A local failure of the responder (length, protection) completing the receive WQE with
+/// `status`, NAK'ed as [`decide::recv_failure_nak`] says.
 fn local(status: u32) -> Fail {
     Fail {
-        nak: NakCode::InvalidRequest,
+        nak: decide::recv_failure_nak(status),
         status,
         event: IbEvent::QpFatal,
     }

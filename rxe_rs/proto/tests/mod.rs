@@ -6,6 +6,7 @@
 mod av;
 mod comp;
 mod cq;
+mod destroy;
 mod fuzz;
 mod hdr;
 mod icrc;

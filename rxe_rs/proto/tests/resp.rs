@@ -612,3 +612,26 @@ fn ud_message_must_fit_grh_and_payload_in_the_receive_buffer() {
     assert!(!ud_fits(u32::MAX, u32::MAX));
     assert!(ud_fits(u32::MAX - 40, u32::MAX));
 }
+
+#[test]
+fn receive_buffer_faults_nak_remote_operational_error() {
+    use crate::proto::hdr::NakCode;
+    use crate::proto::resp::recv_failure_nak;
+    use crate::proto::wqe::{IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR};
+    // A bad lkey or an unusable buffer in the receive WQE: the responder's fault.
+    assert_eq!(
+        recv_failure_nak(IB_WC_LOC_PROT_ERR),
+        NakCode::RemoteOperationalError
+    );
+    assert_eq!(
+        recv_failure_nak(IB_WC_LOC_QP_OP_ERR),
+        NakCode::RemoteOperationalError
+    );
+    // A message longer than the buffer: the requester's.
+    assert_eq!(recv_failure_nak(IB_WC_LOC_LEN_ERR), NakCode::InvalidRequest);
+    // And the requester completes the NAK with REM_OP_ERR.
+    assert_eq!(
+        crate::proto::comp::nak_status(NakCode::RemoteOperationalError),
+        Some(crate::proto::wqe::IB_WC_REM_OP_ERR)
+    );
+}

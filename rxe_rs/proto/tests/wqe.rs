@@ -1577,7 +1577,8 @@ fn wr_to_wc_opcode_is_the_c_switch() {
 #[test]
 fn send_cqe_fields_are_c_make_send_cqe() {
     // (WR opcode, length) -> (WC opcode, flags, byte_len), on success.
-    let ok: &[((u32, u32), (u32, u32, u32))] = &[
+    type Case = ((u32, u32), (u32, u32, u32));
+    let ok: &[Case] = &[
         (
             (IB_WR_SEND_WITH_IMM, 100),
             (IB_WC_SEND, IB_WC_WITH_IMM, 100),

@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: GPL-2.0
+"""
+Verbs semantics the rdma-core suite does not reach (run by tests/vm/semantics.sh, against
+either driver): one case per run, an RC pair from DEV_A (requester) to DEV_B (responder).
+
+  python3 semantics.py CASE DEV_A GID_A DEV_B GID_B
+
+Cases (IBA 1.7 chapters 9-11):
+  bad_lkey         a receive WQE whose lkey names no MR: the receive completes LOC_PROT_ERR,
+                   the responder NAKs remote operational error, the requester completes
+                   REM_OP_ERR (responder class A), both QPs end in ERROR.
+  cq_overflow      a receive CQ smaller than the messages sent, never polled while they arrive
+                   (C11-37/38): the responder QP goes to ERROR and the request whose completion
+                   was lost is not acknowledged, so the requester never has more successful
+                   sends than the responder has successful receives.
+  solicited_error  a CQ armed solicited-only (ibv_req_notify_cq(cq, 1)) wakes on an
+                   unsuccessful completion (IBA 11.4.2.2): an RDMA WRITE with a wrong rkey, then
+                   the flush of the next WR.
+  lossy_write      a 1 MiB RDMA WRITE at path MTU 256 (4096 packets) with retry_cnt 6 over a
+                   lossy link (semantics.sh puts netem on the requester's egress): every
+                   acknowledgement that moves the completer on restores the retry budget, so the
+                   write completes and the data arrives whole.
+  destroy_loop N   N times: two QPs on one device, a burst of SENDs and WRITEs in flight, both
+                   QPs destroyed without waiting; then one clean exchange on fresh QPs.
+
+Prints "ok   ..." / "FAIL ..." per check, then "N passed, M failed"; exits 1 on a failure.
+Every wait is bounded.
+"""
+import os
+import select
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import GID, AHAttr, GlobalRoute
+from pyverbs.cq import CQ, CompChannel
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+from guestcheck import DRIVER, check, tally, wc_name
+
+REMOTE = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+WC_TIMEOUT = 30
+
+
+class End:
+    """One side: a context, a PD, a CQ (with a completion channel if asked), an MR, RC QPs."""
+
+    def __init__(self, dev, gid_index, cqe=64, channel=False, mr_len=4096, max_send_wr=16,
+                 max_recv_wr=16):
+        self.ctx = Context(name=dev)
+        self.pd = PD(self.ctx)
+        self.gid_index = gid_index
+        self.gid = self.ctx.query_gid(1, gid_index)
+        self.channel, self.channel_fd = None, None
+        if channel:
+            before = set(os.listdir('/proc/self/fd'))
+            self.channel = CompChannel(self.ctx)
+            new = [int(f) for f in set(os.listdir('/proc/self/fd')) - before]
+            # pyverbs does not expose the channel's fd: the one fd the channel opened.
+            self.channel_fd = new[0] if len(new) == 1 else None
+        self.cq = CQ(self.ctx, cqe, None, self.channel, 0)
+        self.mr = MR(self.pd, mr_len, e.IBV_ACCESS_LOCAL_WRITE | REMOTE)
+        self.cap = QPCap(max_send_wr=max_send_wr, max_recv_wr=max_recv_wr, max_send_sge=1,
+                         max_recv_sge=1)
+        self.qp = self.new_qp()
+
+    def new_qp(self):
+        return QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq,
+                                      cap=self.cap))
+
+    def connect(self, qp, peer, peer_qp, mtu=e.IBV_MTU_1024, retry_cnt=6, timeout=14):
+        attr = QPAttr(port_num=1)
+        attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | REMOTE
+        attr.path_mtu = mtu
+        attr.dest_qp_num = peer_qp.qp_num
+        attr.rq_psn = attr.sq_psn = 0x1000
+        attr.max_dest_rd_atomic = attr.max_rd_atomic = 1
+        attr.min_rnr_timer, attr.timeout, attr.retry_cnt, attr.rnr_retry = 12, timeout, \
+            retry_cnt, 6
+        gr = GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index)
+        attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
+        qp.to_rts(attr)
+
+
+def pair(dev_a, gid_a, dev_b, gid_b, a=None, b=None, **connect):
+    a = a or End(dev_a, gid_a)
+    b = b or End(dev_b, gid_b)
+    a.connect(a.qp, b, b.qp, **connect)
+    b.connect(b.qp, a, a.qp, **connect)
+    return a, b
+
+
+def poll(cq, n=1, timeout=WC_TIMEOUT):
+    """Up to n completions, within timeout seconds."""
+    wcs, deadline = [], time.monotonic() + timeout
+    while len(wcs) < n and time.monotonic() < deadline:
+        got, polled = cq.poll(n - len(wcs))
+        if got:
+            wcs.extend(polled)
+        else:
+            time.sleep(0.001)
+    return wcs
+
+
+def drain(cq, settle=2.0):
+    """Every completion there is, waiting until none came for `settle` seconds."""
+    wcs, quiet = [], time.monotonic() + settle
+    while time.monotonic() < quiet:
+        got, polled = cq.poll(16)
+        if got:
+            wcs.extend(polled)
+            quiet = time.monotonic() + settle
+        else:
+            time.sleep(0.005)
+    return wcs
+
+
+def qp_state(qp, want, timeout=5):
+    deadline = time.monotonic() + timeout
+    while True:
+        state = qp.query(e.IBV_QP_STATE)[0].qp_state
+        if state == want or time.monotonic() > deadline:
+            return state
+        time.sleep(0.02)
+
+
+def send_wr(end, wr_id, length=64, opcode=e.IBV_WR_SEND, rkey=None, raddr=None):
+    wr = SendWR(wr_id=wr_id, opcode=opcode, num_sge=1, sg=[SGE(end.mr.buf, length, end.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    if rkey is not None:
+        wr.set_wr_rdma(rkey, raddr)
+    return wr
+
+
+def recv_wr(end, wr_id, length=4096, lkey=None):
+    lkey = end.mr.lkey if lkey is None else lkey
+    return RecvWR(wr_id=wr_id, num_sge=1, sg=[SGE(end.mr.buf, length, lkey)])
+
+
+def status_of(wcs):
+    return wcs[0].status if wcs else None
+
+
+def case_bad_lkey(dev_a, gid_a, dev_b, gid_b):
+    a, b = pair(dev_a, gid_a, dev_b, gid_b)
+    bad = b.mr.lkey ^ 0x5a5a00  # another MR index: no MR has it
+    b.qp.post_recv(recv_wr(b, 0xb1, lkey=bad))
+    a.qp.post_send(send_wr(a, 0xa1))
+    rwc, swc = poll(b.cq), poll(a.cq)
+    check('receive WQE with a bad lkey completes IBV_WC_LOC_PROT_ERR',
+          status_of(rwc) == e.IBV_WC_LOC_PROT_ERR and rwc[0].wr_id == 0xb1,
+          f'{wc_name(status_of(rwc))}')
+    check('the requester completes IBV_WC_REM_OP_ERR (NAK remote operational error)',
+          status_of(swc) == e.IBV_WC_REM_OP_ERR and swc[0].wr_id == 0xa1,
+          f'{wc_name(status_of(swc))}')
+    check('responder QP in ERROR', qp_state(b.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+    check('requester QP in ERROR', qp_state(a.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+
+
+def case_cq_overflow(dev_a, gid_a, dev_b, gid_b):
+    n = 12
+    a = End(dev_a, gid_a, cqe=64)
+    b = End(dev_b, gid_b, cqe=3, max_recv_wr=n + 4)
+    # retry_cnt 1, timeout 10 (4 ms): the sends the responder no longer answers fail quickly.
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, retry_cnt=1, timeout=10)
+    room = b.cq.cqe
+    for i in range(n):
+        b.qp.post_recv(recv_wr(b, 0x100 + i))
+    for i in range(n):
+        a.qp.post_send(send_wr(a, 0x200 + i))
+    swcs = poll(a.cq, n)
+    rwcs = drain(b.cq)
+    sent = sum(1 for w in swcs if w.status == e.IBV_WC_SUCCESS)
+    received = sum(1 for w in rwcs if w.status == e.IBV_WC_SUCCESS)
+    print(f'receive CQ of {room} entries: {sent} sends succeeded, {received} receives completed; '
+          f'send statuses {[wc_name(w.status) for w in swcs]}')
+    check(f'all {n} sends completed (successfully or not)', len(swcs) == n, f'{len(swcs)}')
+    check('no more successful sends than successful receives (no ACK for a lost completion)',
+          sent <= received, f'{sent} sends > {received} receives')
+    check('the CQ held what it could', received == room, f'{received} receives, CQ of {room}')
+    check('responder QP in ERROR', qp_state(b.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+
+
+def case_solicited_error(dev_a, gid_a, dev_b, gid_b):
+    a = End(dev_a, gid_a, channel=True)
+    a, b = pair(dev_a, gid_a, dev_b, gid_b, a=a)
+    if not check('the completion channel has a file descriptor', a.channel_fd is not None):
+        return
+
+    def woken(timeout=10):
+        """Whether a completion event arrives within timeout seconds (taken and acked)."""
+        ready, _, _ = select.select([a.channel_fd], [], [], timeout)
+        if not ready:
+            return False
+        a.channel.get_cq_event(a.cq)  # does not block: the event is there
+        a.cq.ack_events(1)
+        return True
+
+    a.cq.req_notify(True)  # solicited only
+    a.qp.post_send(send_wr(a, 0xe1, opcode=e.IBV_WR_RDMA_WRITE, rkey=b.mr.rkey ^ 0x5a5a00,
+                           raddr=b.mr.buf))
+    ev = woken()
+    wcs = poll(a.cq)
+    check('the wrong-rkey WRITE completes IBV_WC_REM_ACCESS_ERR',
+          status_of(wcs) == e.IBV_WC_REM_ACCESS_ERR, wc_name(status_of(wcs)))
+    check('a CQ armed solicited-only wakes on the error completion', ev,
+          'no completion event within 10 s')
+    # Once more: the QP is in ERROR; the next WR is flushed, which must wake the CQ too.
+    a.cq.req_notify(True)
+    a.qp.post_send(send_wr(a, 0xe2))
+    ev = woken()
+    wcs = poll(a.cq)
+    check('the next WR completes IBV_WC_WR_FLUSH_ERR', status_of(wcs) == e.IBV_WC_WR_FLUSH_ERR,
+          wc_name(status_of(wcs)))
+    check('a CQ armed solicited-only wakes on the flush completion', ev,
+          'no completion event within 10 s')
+
+
+def case_lossy_write(dev_a, gid_a, dev_b, gid_b):
+    size = 1 << 20
+    a = End(dev_a, gid_a, mr_len=size)
+    b = End(dev_b, gid_b, mr_len=size)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, mtu=e.IBV_MTU_256, retry_cnt=6, timeout=14)
+    pattern = os.urandom(size)
+    a.mr.write(pattern, size)
+    b.mr.write(bytes(size), size)
+    t0 = time.monotonic()
+    a.qp.post_send(send_wr(a, 0x1f, length=size, opcode=e.IBV_WR_RDMA_WRITE, rkey=b.mr.rkey,
+                           raddr=b.mr.buf))
+    wcs = poll(a.cq, 1, timeout=300)
+    print(f'1 MiB WRITE at MTU 256: {wc_name(status_of(wcs))} after {time.monotonic() - t0:.1f} s')
+    check('1 MiB RDMA WRITE at MTU 256, retry_cnt 6, lossy link: IBV_WC_SUCCESS',
+          status_of(wcs) == e.IBV_WC_SUCCESS, wc_name(status_of(wcs)))
+    check('every byte arrived', b.mr.read(size, 0) == pattern)
+
+
+def case_destroy_loop(dev_a, gid_a, dev_b, gid_b, rounds=200):
+    a, b = End(dev_a, gid_a, max_send_wr=64, max_recv_wr=64), \
+        End(dev_b, gid_b, max_send_wr=64, max_recv_wr=64)
+    for r in range(int(rounds)):
+        qa, qb = a.new_qp(), b.new_qp()
+        a.connect(qa, b, qb)
+        b.connect(qb, a, qa)
+        for i in range(16):
+            qb.post_recv(recv_wr(b, i))
+        for i in range(32):
+            if i % 2:
+                qa.post_send(send_wr(a, i, length=4096, opcode=e.IBV_WR_RDMA_WRITE,
+                                     rkey=b.mr.rkey, raddr=b.mr.buf))
+            else:
+                qa.post_send(send_wr(a, i, length=4096))
+        # Destroy mid-flight: the responder first on even rounds, the requester first on odd.
+        first, second = (qb, qa) if r % 2 == 0 else (qa, qb)
+        first.close()
+        second.close()
+        a.cq.poll(64)
+        b.cq.poll(64)
+    # The device still works: a fresh pair, one exchange.
+    drain(a.cq, 0.5)
+    drain(b.cq, 0.5)
+    a.qp, b.qp = a.new_qp(), b.new_qp()
+    a.connect(a.qp, b, b.qp)
+    b.connect(b.qp, a, a.qp)
+    b.qp.post_recv(recv_wr(b, 0xf0))
+    a.qp.post_send(send_wr(a, 0xf1))
+    check(f'{rounds} rounds of destroy under traffic, then a send on new QPs succeeds',
+          status_of(poll(a.cq)) == e.IBV_WC_SUCCESS and status_of(poll(b.cq)) == e.IBV_WC_SUCCESS)
+
+
+def main():
+    case, dev_a, gid_a, dev_b, gid_b, *rest = sys.argv[1:]
+    print(f'{case} on the {DRIVER} driver: {dev_a} (gid {gid_a}) -> {dev_b} (gid {gid_b})')
+    globals()[f'case_{case}'](dev_a, int(gid_a), dev_b, int(gid_b), *rest)
+    return tally()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
