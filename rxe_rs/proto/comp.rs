@@ -129,18 +129,23 @@ impl Check {
     /// Whether this decision is progress that restores the retry budgets (`retry_cnt`,
     /// `rnr_retry`): an ACK, a read response or an atomic acknowledgement that moves `comp.psn`
     /// on from `comp_psn`, or one that acknowledges the oldest WQE implicitly (C
-    /// `reset_retry_counters` in `check_psn` and `check_ack`). Without it, a long message over a
-    /// lossy link spends its budget across timeouts that each made progress and fails with
-    /// `RETRY_EXC_ERR`. NAKs and RNR NAKs spend budget, never restore it.
+    /// `reset_retry_counters` in `check_psn` and `check_ack`), and a sequence NAK that moves
+    /// `comp.psn` (it acknowledges every PSN before its own). Without it, a long message over a
+    /// lossy link spends its budget across retries that each made progress and fails with
+    /// `RETRY_EXC_ERR`.
+    ///
+    /// C restores only on the former and ignores sequence NAKs while a retry is under way
+    /// (`started_retry`), leaving a packet lost during a resend to the retransmit timer; rxe-rs
+    /// resends at once on a NAK that shows progress, so it counts that progress too. A NAK or
+    /// RNR NAK at the same `comp.psn` and a timeout spend budget and never restore it.
     pub const fn restores_retries(&self, comp_psn: u32) -> bool {
         match *self {
             Self::Read { comp_psn: new, .. }
             | Self::Atomic { comp_psn: new }
-            | Self::Ack { comp_psn: new, .. } => new != comp_psn,
+            | Self::Ack { comp_psn: new, .. }
+            | Self::SeqNak { comp_psn: new } => new != comp_psn,
             Self::CompleteAndRetry => true,
-            Self::Drop | Self::Retry | Self::Rnr { .. } | Self::SeqNak { .. } | Self::Error(_) => {
-                false
-            }
+            Self::Drop | Self::Retry | Self::Rnr { .. } | Self::Error(_) => false,
         }
     }
 }

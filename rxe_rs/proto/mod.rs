@@ -17,6 +17,11 @@
 //! Hence the rules for this directory: `core` only, no `unsafe`, no floats,
 //! and no panics on anything that came off the wire: parsers take `&[u8]` and
 //! return [`Result`] or [`Option`].
+//!
+//! The module forbids `unsafe` (`forbid(unsafe_code)`), in the kernel build as in the host
+//! crate.
+
+#![forbid(unsafe_code)]
 
 /// The operations of a bit-mask newtype over `u32` whose bits are the C driver's: `from_bits`,
 /// `bits`, `contains`, `intersects`, `union` (all `const`) and `|`.
@@ -73,6 +78,7 @@ pub mod params;
 pub mod psn;
 pub mod qp_state;
 pub mod queue;
+pub mod range;
 pub mod resources;
 pub mod resp;
 pub mod seq;

@@ -8,6 +8,7 @@
 //! SEND_WITH_INV naming its rkey (type 2 only), and resolves a remote access to the MR it is
 //! bound to. Protection domains and QPs are opaque identities here (`usize`, `u64`).
 
+use super::range::offset_in;
 use super::{params, Errno};
 
 /// `IB_ACCESS_LOCAL_WRITE`.
@@ -187,9 +188,7 @@ impl Window {
         let inside = if b.access & ACCESS_ZERO_BASED != 0 {
             b.length <= mr.length
         } else {
-            let mr_end = mr.iova.checked_add(mr.length);
-            let end = b.addr.checked_add(b.length);
-            b.addr >= mr.iova && matches!((end, mr_end), (Some(e), Some(m)) if e <= m)
+            offset_in(mr.iova, mr.length, b.addr, b.length).is_some()
         };
         if inside {
             Ok(())
@@ -253,15 +252,12 @@ impl Window {
     /// The C responder checks the range against the MR only, not the window; rxe-rs keeps the
     /// access inside the window (IBA 10.6.7.2).
     pub fn target(&self, va: u64, len: u64) -> Option<u64> {
-        let (start, end) = if self.access & ACCESS_ZERO_BASED != 0 {
-            (0, self.length)
+        let start = if self.access & ACCESS_ZERO_BASED != 0 {
+            0
         } else {
-            (self.addr, self.addr.checked_add(self.length)?)
+            self.addr
         };
-        let last = va.checked_add(len)?;
-        if va < start || last > end {
-            return None;
-        }
+        offset_in(start, self.length, va, len)?;
         if self.access & ACCESS_ZERO_BASED != 0 {
             self.addr.checked_add(va)
         } else {

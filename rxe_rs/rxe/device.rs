@@ -76,6 +76,13 @@ pub(crate) struct RxeDev {
     netdev: NetDevRef,
 }
 
+impl Drop for RxeDev {
+    fn drop(&mut self) {
+        // The multicast addresses the groups put in the net device's filter.
+        self.mcast.leave_all();
+    }
+}
+
 impl RxeDev {
     fn new(guid: [u8; 8], netdev: &NetDev, tunnel: TunnelUser) -> Result<Self> {
         let mtu = netdev.mtu();

@@ -33,8 +33,9 @@ struct Counts {
     attached: u32,
 }
 
-/// The multicast groups of one device.
-#[pin_data(PinnedDrop)]
+/// The multicast groups of one device. Its owner calls [`McastGroups::leave_all`] when the
+/// device goes (`RxeDev`'s `Drop`).
+#[pin_data]
 pub(crate) struct McastGroups {
     /// Serialises attach and detach; holds the counts they check.
     #[pin]
@@ -134,11 +135,10 @@ impl McastGroups {
     }
 }
 
-#[pinned_drop]
-impl PinnedDrop for McastGroups {
+impl McastGroups {
     /// Device removal: every group left (ib_core detaches uverbs QPs before destroying them, so
     /// normally none) goes, with its address in the net device's filter.
-    fn drop(self: Pin<&mut Self>) {
+    pub(crate) fn leave_all(&self) {
         let groups = core::mem::replace(&mut *self.groups.lock(), RBTree::new());
         for mgid in groups.keys() {
             let _ = self.netdev.mc_del(&multicast_mac(mgid));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The rxe driver proper: what an rxe device is and does, on top of the safe `ib` layer.
-//! No `unsafe` and no raw bindings here.
+//! No `unsafe` and no raw bindings here: the compiler refuses it (`forbid(unsafe_code)`).
+
+#![forbid(unsafe_code)]
 
 pub(crate) mod ah;
 pub(crate) mod comp;

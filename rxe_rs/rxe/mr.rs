@@ -21,7 +21,7 @@ use crate::ib::{
 };
 use crate::proto::{
     mw::{self, Bind, MrView, MwType, Window},
-    params, resp,
+    params, range, resp,
     seq::SeqPair,
     Errno,
 };
@@ -87,11 +87,8 @@ struct FastInner {
 impl FastInner {
     /// Byte offset of `len` bytes at `iova` in the registered range.
     fn offset(&self, iova: u64, len: usize) -> Result<usize, MrError> {
-        let off = iova.checked_sub(self.iova).ok_or(MrError::Range)?;
-        let end = off.checked_add(len as u64).ok_or(MrError::Range)?;
-        if end > self.length {
-            return Err(MrError::Range);
-        }
+        let off =
+            range::offset_in(self.iova, self.length, iova, len as u64).ok_or(MrError::Range)?;
         usize::try_from(off).map_err(|_| MrError::Range)
     }
 }
@@ -214,14 +211,9 @@ impl MrShared {
                 iova: start,
                 length,
                 ..
-            } => {
-                let end = iova.checked_add(len as u64).ok_or(MrError::Range)?;
-                if iova < *start || end > start + length {
-                    Err(MrError::Range)
-                } else {
-                    Ok(())
-                }
-            }
+            } => range::offset_in(*start, *length, iova, len as u64)
+                .map(|_| ())
+                .ok_or(MrError::Range),
         }
     }
 

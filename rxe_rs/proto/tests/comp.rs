@@ -1028,11 +1028,20 @@ fn progress_restores_the_retry_budgets() {
 }
 
 #[test]
-fn naks_and_duplicates_do_not_restore_the_retry_budgets() {
+fn a_sequence_nak_that_moves_comp_psn_restores_the_retry_budgets() {
+    // It acknowledges PSNs 100..1999: progress, although it then asks for a retry.
+    let write = head(IB_WR_RDMA_WRITE, WqeState::Pending, true, 4195);
+    let c = check_response(100, &write, &nak(2000, NakCode::PsnSequenceError));
+    assert_eq!(c, Check::SeqNak { comp_psn: 2000 });
+    assert!(c.restores_retries(100));
+}
+
+#[test]
+fn naks_without_progress_and_duplicates_do_not_restore_the_retry_budgets() {
     let write = head(IB_WR_RDMA_WRITE, WqeState::Pending, true, 4195);
     for r in [
         ack(99),
-        nak(2000, NakCode::PsnSequenceError),
+        nak(100, NakCode::PsnSequenceError),
         nak(100, NakCode::RemoteAccessError),
     ] {
         let c = check_response(100, &write, &r);

@@ -318,7 +318,10 @@ fn accelerated_crc_gives_the_table_crc_on_every_captured_packet() {
     for start in 0..8 {
         for len in [0, 1, 3, 8, 15, 64, 1000, 4000] {
             let d = &data[start..start + len];
-            assert_eq!(accelerated_crc32_le(0x1234_5678, d), crc32_le(0x1234_5678, d));
+            assert_eq!(
+                accelerated_crc32_le(0x1234_5678, d),
+                crc32_le(0x1234_5678, d)
+            );
         }
     }
 }

@@ -20,6 +20,7 @@ mod props;
 mod psn;
 mod qp_state;
 mod queue;
+mod range;
 mod reference;
 mod resources;
 mod resp;

@@ -16,10 +16,13 @@ Cases (IBA 1.7 chapters 9-11):
   solicited_error  a CQ armed solicited-only (ibv_req_notify_cq(cq, 1)) wakes on an
                    unsuccessful completion (IBA 11.4.2.2): an RDMA WRITE with a wrong rkey, then
                    the flush of the next WR.
-  lossy_write      a 1 MiB RDMA WRITE at path MTU 256 (4096 packets) with retry_cnt 6 over a
+  lossy_write      three 1 MiB RDMA WRITEs at path MTU 256 (4096 packets each), retry_cnt 6, over a
                    lossy link (semantics.sh puts netem on the requester's egress): every
                    acknowledgement that moves the completer on restores the retry budget, so the
                    write completes and the data arrives whole.
+  wrap             addresses whose addr + len wraps 2^64, with valid keys: an RDMA WRITE and
+                   an RDMA READ to va 2^64-16 (REM_ACCESS_ERR, the MR untouched), a SEND from and
+                   a receive into an SGE at 2^64-16 (LOC_PROT_ERR; the sender REM_OP_ERR).
   destroy_loop N   N times: two QPs on one device, a burst of SENDs and WRITEs in flight, both
                    QPs destroyed without waiting; then one clean exchange on fresh QPs.
 
@@ -46,6 +49,18 @@ REMOTE = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
 WC_TIMEOUT = 30
 
 
+def event_fds():
+    """This process's uverbs event files (a context's async events, completion channels)."""
+    fds = set()
+    for f in os.listdir('/proc/self/fd'):
+        try:
+            if os.readlink(f'/proc/self/fd/{f}') == 'anon_inode:[infinibandevent]':
+                fds.add(int(f))
+        except OSError:
+            pass  # the directory's own fd, closed by now
+    return fds
+
+
 class End:
     """One side: a context, a PD, a CQ (with a completion channel if asked), an MR, RC QPs."""
 
@@ -57,11 +72,11 @@ class End:
         self.gid = self.ctx.query_gid(1, gid_index)
         self.channel, self.channel_fd = None, None
         if channel:
-            before = set(os.listdir('/proc/self/fd'))
+            before = event_fds()
             self.channel = CompChannel(self.ctx)
-            new = [int(f) for f in set(os.listdir('/proc/self/fd')) - before]
-            # pyverbs does not expose the channel's fd: the one fd the channel opened.
-            self.channel_fd = new[0] if len(new) == 1 else None
+            # pyverbs does not expose the channel's fd: the one event file the channel opened.
+            new = event_fds() - before
+            self.channel_fd = new.pop() if len(new) == 1 else None
         self.cq = CQ(self.ctx, cqe, None, self.channel, 0)
         self.mr = MR(self.pd, mr_len, e.IBV_ACCESS_LOCAL_WRITE | REMOTE)
         self.cap = QPCap(max_send_wr=max_send_wr, max_recv_wr=max_recv_wr, max_send_sge=1,
@@ -196,7 +211,7 @@ def case_solicited_error(dev_a, gid_a, dev_b, gid_b):
         ready, _, _ = select.select([a.channel_fd], [], [], timeout)
         if not ready:
             return False
-        a.channel.get_cq_event(a.cq)  # does not block: the event is there
+        a.channel.get_cq_event(a.cq)  # does not block: an event is queued on the channel
         a.cq.ack_events(1)
         return True
 
@@ -225,17 +240,21 @@ def case_lossy_write(dev_a, gid_a, dev_b, gid_b):
     a = End(dev_a, gid_a, mr_len=size)
     b = End(dev_b, gid_b, mr_len=size)
     pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, mtu=e.IBV_MTU_256, retry_cnt=6, timeout=14)
-    pattern = os.urandom(size)
-    a.mr.write(pattern, size)
-    b.mr.write(bytes(size), size)
-    t0 = time.monotonic()
-    a.qp.post_send(send_wr(a, 0x1f, length=size, opcode=e.IBV_WR_RDMA_WRITE, rkey=b.mr.rkey,
-                           raddr=b.mr.buf))
-    wcs = poll(a.cq, 1, timeout=300)
-    print(f'1 MiB WRITE at MTU 256: {wc_name(status_of(wcs))} after {time.monotonic() - t0:.1f} s')
-    check('1 MiB RDMA WRITE at MTU 256, retry_cnt 6, lossy link: IBV_WC_SUCCESS',
-          status_of(wcs) == e.IBV_WC_SUCCESS, wc_name(status_of(wcs)))
-    check('every byte arrived', b.mr.read(size, 0) == pattern)
+    for i in range(3):
+        pattern = os.urandom(size)
+        a.mr.write(pattern, size)
+        b.mr.write(bytes(size), size)
+        t0 = time.monotonic()
+        a.qp.post_send(send_wr(a, 0x1f, length=size, opcode=e.IBV_WR_RDMA_WRITE,
+                               rkey=b.mr.rkey, raddr=b.mr.buf))
+        wcs = poll(a.cq, 1, timeout=300)
+        print(f'1 MiB WRITE #{i + 1} at MTU 256: {wc_name(status_of(wcs))} after '
+              f'{time.monotonic() - t0:.1f} s')
+        ok = check(f'1 MiB RDMA WRITE #{i + 1} at MTU 256, retry_cnt 6, lossy link: '
+                   'IBV_WC_SUCCESS', status_of(wcs) == e.IBV_WC_SUCCESS, wc_name(status_of(wcs)))
+        check(f'every byte of #{i + 1} arrived', b.mr.read(size, 0) == pattern)
+        if not ok:
+            break
 
 
 def case_destroy_loop(dev_a, gid_a, dev_b, gid_b, rounds=200):
@@ -269,6 +288,43 @@ def case_destroy_loop(dev_a, gid_a, dev_b, gid_b, rounds=200):
     a.qp.post_send(send_wr(a, 0xf1))
     check(f'{rounds} rounds of destroy under traffic, then a send on new QPs succeeds',
           status_of(poll(a.cq)) == e.IBV_WC_SUCCESS and status_of(poll(b.cq)) == e.IBV_WC_SUCCESS)
+
+
+def case_wrap(dev_a, gid_a, dev_b, gid_b):
+    top = (1 << 64) - 16  # 64 bytes from here wrap 2^64
+    # A forged request: an RDMA WRITE whose RETH va + len wraps, with a valid rkey.
+    a, b = pair(dev_a, gid_a, dev_b, gid_b)
+    fill = bytes(range(256)) * 16
+    b.mr.write(fill, 4096)
+    a.qp.post_send(send_wr(a, 0x71, opcode=e.IBV_WR_RDMA_WRITE, rkey=b.mr.rkey, raddr=top))
+    wcs = poll(a.cq)
+    check('RDMA WRITE to va 2^64-16, 64 bytes: IBV_WC_REM_ACCESS_ERR',
+          status_of(wcs) == e.IBV_WC_REM_ACCESS_ERR, wc_name(status_of(wcs)))
+    check('the target MR is untouched', b.mr.read(4096, 0) == fill)
+    check('responder QP in ERROR', qp_state(b.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+    # The same as an RDMA READ.
+    a, b = pair(dev_a, gid_a, dev_b, gid_b)
+    a.qp.post_send(send_wr(a, 0x72, opcode=e.IBV_WR_RDMA_READ, rkey=b.mr.rkey, raddr=top))
+    wcs = poll(a.cq)
+    check('RDMA READ from va 2^64-16, 64 bytes: IBV_WC_REM_ACCESS_ERR',
+          status_of(wcs) == e.IBV_WC_REM_ACCESS_ERR, wc_name(status_of(wcs)))
+    # A local SGE whose addr + length wraps, with a valid lkey.
+    a, b = pair(dev_a, gid_a, dev_b, gid_b)
+    b.qp.post_recv(recv_wr(b, 0x73))
+    wr = SendWR(wr_id=0x74, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(top, 64, a.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    a.qp.post_send(wr)
+    wcs = poll(a.cq)
+    check('SEND from a local SGE at 2^64-16, 64 bytes: IBV_WC_LOC_PROT_ERR',
+          status_of(wcs) == e.IBV_WC_LOC_PROT_ERR, wc_name(status_of(wcs)))
+    # A receive SGE whose addr + length wraps.
+    a, b = pair(dev_a, gid_a, dev_b, gid_b)
+    b.qp.post_recv(RecvWR(wr_id=0x75, num_sge=1, sg=[SGE(top, 64, b.mr.lkey)]))
+    a.qp.post_send(send_wr(a, 0x76))
+    rwc, swc = poll(b.cq), poll(a.cq)
+    check('receive into an SGE at 2^64-16: IBV_WC_LOC_PROT_ERR, the sender IBV_WC_REM_OP_ERR',
+          status_of(rwc) == e.IBV_WC_LOC_PROT_ERR and status_of(swc) == e.IBV_WC_REM_OP_ERR,
+          f'{wc_name(status_of(rwc))}, {wc_name(status_of(swc))}')
 
 
 def main():
