@@ -1317,6 +1317,20 @@ pub enum DmaError {
     AddrOverflow,
 }
 
+impl DmaError {
+    /// The status a receive WQE completes with when its buffer fails this way: the message
+    /// does not fit (`LOC_LEN_ERR`), the WQE cannot be read (`LOC_QP_OP_ERR`), or an SGE names
+    /// addresses past 2^64, which no MR holds (`LOC_PROT_ERR`, as a bad lkey or an address
+    /// outside the MR).
+    pub const fn recv_status(self) -> u32 {
+        match self {
+            Self::TooLong | Self::NoSpace => IB_WC_LOC_LEN_ERR,
+            Self::BadSge(_) => IB_WC_LOC_QP_OP_ERR,
+            Self::AddrOverflow => IB_WC_LOC_PROT_ERR,
+        }
+    }
+}
+
 /// A contiguous piece of one SGE: `len` bytes at `addr` in the MR of `lkey`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {

@@ -860,7 +860,7 @@ impl QpShared {
                     num_sge,
                     (data.len() - done) as u32,
                 )
-                .map_err(|_| IB_WC_LOC_LEN_ERR)?
+                .map_err(|e| e.recv_status())?
                 .ok_or(IB_WC_LOC_LEN_ERR)?;
             let len = chunk.len as usize;
             let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)

@@ -1806,3 +1806,13 @@ fn next_opcode_builds_whole_messages() {
         }
     }
 }
+
+#[test]
+fn receive_buffer_failures_complete_with_their_status() {
+    use crate::proto::wqe::{DmaError, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR};
+    assert_eq!(DmaError::TooLong.recv_status(), IB_WC_LOC_LEN_ERR);
+    assert_eq!(DmaError::NoSpace.recv_status(), IB_WC_LOC_LEN_ERR);
+    assert_eq!(DmaError::BadSge(3).recv_status(), IB_WC_LOC_QP_OP_ERR);
+    // An SGE at 2^64 - 16 of 64 bytes: no MR holds its end.
+    assert_eq!(DmaError::AddrOverflow.recv_status(), IB_WC_LOC_PROT_ERR);
+}
