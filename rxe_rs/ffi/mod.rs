@@ -33,3 +33,5 @@ mod raw {
 }
 
 pub(crate) use raw::*;
+
+mod layout;

@@ -20,8 +20,8 @@
 //! all of that once, so that the rest of the driver can trust a parsed [`SendWqe`] or
 //! [`RecvWqe`].
 //!
-//! All layouts are x86_64 (little endian, `__aligned_u64`); the offsets are `pub` so the kernel
-//! can assert them against bindgen's `offset_of!`.
+//! All layouts are x86_64 (little endian, `__aligned_u64`); the offsets are `pub`, and the
+//! module build asserts every one of them against bindgen's layout (`ffi/layout.rs`).
 
 use core::ops::Range;
 
