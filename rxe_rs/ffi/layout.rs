@@ -18,9 +18,6 @@ use super::{
 use crate::proto::{queue, wqe};
 use core::mem::{offset_of, size_of};
 
-/// Where the union `wr` of `struct rxe_send_wr` starts: its members' offsets are from there.
-const WR: usize = wqe::SEND_WR_WR_OFFSET;
-
 const _: () = {
     assert!(wqe::SGE_ADDR_OFFSET == offset_of!(rxe_sge, addr));
     assert!(wqe::SGE_LENGTH_OFFSET == offset_of!(rxe_sge, length));
@@ -38,31 +35,54 @@ const _: () = {
     assert!(wqe::SEND_WR_SEND_FLAGS_OFFSET == offset_of!(rxe_send_wr, send_flags));
     assert!(wqe::SEND_WR_EX_OFFSET == offset_of!(rxe_send_wr, ex));
     assert!(wqe::SEND_WR_WR_OFFSET == offset_of!(rxe_send_wr, wr));
-    assert!(wqe::SEND_WR_FLUSH_REMOTE_ADDR_OFFSET == WR + offset_of!(WrFlush, remote_addr));
-    assert!(wqe::SEND_WR_FLUSH_LENGTH_OFFSET == WR + offset_of!(WrFlush, length));
-    assert!(wqe::SEND_WR_FLUSH_RKEY_OFFSET == WR + offset_of!(WrFlush, rkey));
-    assert!(wqe::SEND_WR_FLUSH_TYPE_OFFSET == WR + offset_of!(WrFlush, type_));
-    assert!(wqe::SEND_WR_FLUSH_LEVEL_OFFSET == WR + offset_of!(WrFlush, level));
-    assert!(wqe::SEND_WR_RDMA_REMOTE_ADDR_OFFSET == WR + offset_of!(WrRdma, remote_addr));
-    assert!(wqe::SEND_WR_RDMA_RKEY_OFFSET == WR + offset_of!(WrRdma, rkey));
-    assert!(wqe::SEND_WR_ATOMIC_REMOTE_ADDR_OFFSET == WR + offset_of!(WrAtomic, remote_addr));
-    assert!(wqe::SEND_WR_ATOMIC_COMPARE_ADD_OFFSET == WR + offset_of!(WrAtomic, compare_add));
-    assert!(wqe::SEND_WR_ATOMIC_SWAP_OFFSET == WR + offset_of!(WrAtomic, swap));
-    assert!(wqe::SEND_WR_ATOMIC_RKEY_OFFSET == WR + offset_of!(WrAtomic, rkey));
-    assert!(wqe::SEND_WR_UD_REMOTE_QPN_OFFSET == WR + offset_of!(WrUd, remote_qpn));
-    assert!(wqe::SEND_WR_UD_REMOTE_QKEY_OFFSET == WR + offset_of!(WrUd, remote_qkey));
-    assert!(wqe::SEND_WR_UD_PKEY_INDEX_OFFSET == WR + offset_of!(WrUd, pkey_index));
-    assert!(wqe::SEND_WR_UD_AH_NUM_OFFSET == WR + offset_of!(WrUd, ah_num));
-    assert!(wqe::SEND_WR_UD_AV_OFFSET == WR + offset_of!(WrUd, av));
-    assert!(wqe::SEND_WR_MW_ADDR_OFFSET == WR + offset_of!(WrMw, addr));
-    assert!(wqe::SEND_WR_MW_LENGTH_OFFSET == WR + offset_of!(WrMw, length));
-    assert!(wqe::SEND_WR_MW_MR_LKEY_OFFSET == WR + offset_of!(WrMw, mr_lkey));
-    assert!(wqe::SEND_WR_MW_MW_RKEY_OFFSET == WR + offset_of!(WrMw, mw_rkey));
-    assert!(wqe::SEND_WR_MW_RKEY_OFFSET == WR + offset_of!(WrMw, rkey));
-    assert!(wqe::SEND_WR_MW_ACCESS_OFFSET == WR + offset_of!(WrMw, access));
-    assert!(wqe::SEND_WR_REG_MR_OFFSET == WR + offset_of!(WrReg, __bindgen_anon_1));
-    assert!(wqe::SEND_WR_REG_KEY_OFFSET == WR + offset_of!(WrReg, key));
-    assert!(wqe::SEND_WR_REG_ACCESS_OFFSET == WR + offset_of!(WrReg, access));
+    assert!(
+        wqe::SEND_WR_FLUSH_REMOTE_ADDR_OFFSET
+            == wqe::SEND_WR_WR_OFFSET + offset_of!(WrFlush, remote_addr)
+    );
+    assert!(
+        wqe::SEND_WR_FLUSH_LENGTH_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrFlush, length)
+    );
+    assert!(wqe::SEND_WR_FLUSH_RKEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrFlush, rkey));
+    assert!(wqe::SEND_WR_FLUSH_TYPE_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrFlush, type_));
+    assert!(wqe::SEND_WR_FLUSH_LEVEL_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrFlush, level));
+    assert!(
+        wqe::SEND_WR_RDMA_REMOTE_ADDR_OFFSET
+            == wqe::SEND_WR_WR_OFFSET + offset_of!(WrRdma, remote_addr)
+    );
+    assert!(wqe::SEND_WR_RDMA_RKEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrRdma, rkey));
+    assert!(
+        wqe::SEND_WR_ATOMIC_REMOTE_ADDR_OFFSET
+            == wqe::SEND_WR_WR_OFFSET + offset_of!(WrAtomic, remote_addr)
+    );
+    assert!(
+        wqe::SEND_WR_ATOMIC_COMPARE_ADD_OFFSET
+            == wqe::SEND_WR_WR_OFFSET + offset_of!(WrAtomic, compare_add)
+    );
+    assert!(wqe::SEND_WR_ATOMIC_SWAP_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrAtomic, swap));
+    assert!(wqe::SEND_WR_ATOMIC_RKEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrAtomic, rkey));
+    assert!(
+        wqe::SEND_WR_UD_REMOTE_QPN_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrUd, remote_qpn)
+    );
+    assert!(
+        wqe::SEND_WR_UD_REMOTE_QKEY_OFFSET
+            == wqe::SEND_WR_WR_OFFSET + offset_of!(WrUd, remote_qkey)
+    );
+    assert!(
+        wqe::SEND_WR_UD_PKEY_INDEX_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrUd, pkey_index)
+    );
+    assert!(wqe::SEND_WR_UD_AH_NUM_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrUd, ah_num));
+    assert!(wqe::SEND_WR_UD_AV_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrUd, av));
+    assert!(wqe::SEND_WR_MW_ADDR_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrMw, addr));
+    assert!(wqe::SEND_WR_MW_LENGTH_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrMw, length));
+    assert!(wqe::SEND_WR_MW_MR_LKEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrMw, mr_lkey));
+    assert!(wqe::SEND_WR_MW_MW_RKEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrMw, mw_rkey));
+    assert!(wqe::SEND_WR_MW_RKEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrMw, rkey));
+    assert!(wqe::SEND_WR_MW_ACCESS_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrMw, access));
+    assert!(
+        wqe::SEND_WR_REG_MR_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrReg, __bindgen_anon_1)
+    );
+    assert!(wqe::SEND_WR_REG_KEY_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrReg, key));
+    assert!(wqe::SEND_WR_REG_ACCESS_OFFSET == wqe::SEND_WR_WR_OFFSET + offset_of!(WrReg, access));
     assert!(wqe::SEND_WQE_WR_OFFSET == offset_of!(rxe_send_wqe, wr));
     assert!(wqe::SEND_WQE_STATUS_OFFSET == offset_of!(rxe_send_wqe, status));
     assert!(wqe::SEND_WQE_STATE_OFFSET == offset_of!(rxe_send_wqe, state));
