@@ -661,6 +661,10 @@ fn ops<T: DeviceOps>() -> ffi::ib_device_ops {
 // The trampolines below are only installed on `Device<T>` devices (by `register`), whose data is
 // initialised before the ops are set and dropped only by `dealloc_driver`, the last op.
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ib: *mut ffi::ib_device) {
     // SAFETY: last call on this device (its stats are gone): drop what ib_core is about to free.
     unsafe {
@@ -671,12 +675,20 @@ unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ib: *mut ffi::ib_device) {
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn enable_driver<T: DeviceOps>(ib: *mut ffi::ib_device) -> kernel::ffi::c_int {
     // SAFETY: see the note above the trampolines.
     let dev = unsafe { Device::<T>::from_raw(ib) };
     from_result(|| T::enable(dev).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn alloc_hw_port_stats<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     _port: u32,
@@ -694,6 +706,10 @@ unsafe extern "C" fn alloc_hw_port_stats<T: DeviceOps>(
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn get_hw_stats<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     stats: *mut ffi::rdma_hw_stats,
@@ -713,6 +729,10 @@ unsafe extern "C" fn get_hw_stats<T: DeviceOps>(
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn query_device<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     attr: *mut ffi::ib_device_attr,
@@ -727,6 +747,10 @@ unsafe extern "C" fn query_device<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn query_port<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     port: u32,
@@ -737,6 +761,10 @@ unsafe extern "C" fn query_port<T: DeviceOps>(
     from_result(|| T::query_port(dev, port, attr).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn query_pkey<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     port: u32,
@@ -753,6 +781,10 @@ unsafe extern "C" fn query_pkey<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn modify_device<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     mask: kernel::ffi::c_int,
@@ -763,6 +795,10 @@ unsafe extern "C" fn modify_device<T: DeviceOps>(
     from_result(|| T::modify_device(dev, mask, attr).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn modify_port<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     port: u32,
@@ -774,6 +810,10 @@ unsafe extern "C" fn modify_port<T: DeviceOps>(
     from_result(|| T::modify_port(dev, port, mask, attr).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn get_port_immutable<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     port: u32,
@@ -784,6 +824,10 @@ unsafe extern "C" fn get_port_immutable<T: DeviceOps>(
     from_result(|| T::port_immutable(dev, port, imm).map(|()| 0))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn get_link_layer<T: DeviceOps>(
     ib: *mut ffi::ib_device,
     port: u32,
@@ -797,6 +841,10 @@ unsafe extern "C" fn get_link_layer<T: DeviceOps>(
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn alloc_ucontext<T: DeviceOps>(
     uc: *mut ffi::ib_ucontext,
     _udata: *mut ffi::ib_udata,
@@ -817,6 +865,10 @@ unsafe extern "C" fn alloc_ucontext<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn dealloc_ucontext<T: DeviceOps>(uc: *mut ffi::ib_ucontext) {
     // SAFETY: `alloc_ucontext` succeeded for this object, so its data is initialised; this is
     // the last call for it.
@@ -827,8 +879,16 @@ unsafe extern "C" fn dealloc_ucontext<T: DeviceOps>(uc: *mut ffi::ib_ucontext) {
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn disassociate_ucontext(_uc: *mut ffi::ib_ucontext) {}
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn alloc_pd<T: DeviceOps>(
     pd: *mut ffi::ib_pd,
     _udata: *mut ffi::ib_udata,
@@ -848,6 +908,10 @@ unsafe extern "C" fn alloc_pd<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn dealloc_pd<T: DeviceOps>(
     pd: *mut ffi::ib_pd,
     _udata: *mut ffi::ib_udata,
@@ -861,6 +925,10 @@ unsafe extern "C" fn dealloc_pd<T: DeviceOps>(
     0
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn mmap<T: DeviceOps>(
     uc: *mut ffi::ib_ucontext,
     vma: *mut ffi::vm_area_struct,
@@ -872,6 +940,10 @@ unsafe extern "C" fn mmap<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn create_cq<T: DeviceOps>(
     ibcq: *mut ffi::ib_cq,
     attr: *const ffi::ib_cq_init_attr,
@@ -900,6 +972,10 @@ unsafe extern "C" fn create_cq<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn resize_cq<T: DeviceOps>(
     ibcq: *mut ffi::ib_cq,
     cqe: kernel::ffi::c_uint,
@@ -917,6 +993,10 @@ unsafe extern "C" fn resize_cq<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn destroy_cq<T: DeviceOps>(
     ibcq: *mut ffi::ib_cq,
     _udata: *mut ffi::ib_udata,
@@ -931,6 +1011,10 @@ unsafe extern "C" fn destroy_cq<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn req_notify_cq<T: DeviceOps>(
     ibcq: *mut ffi::ib_cq,
     flags: ffi::ib_cq_notify_flags,
@@ -975,6 +1059,10 @@ fn mr_result(r: Result<*mut ffi::ib_mr>) -> *mut ffi::ib_mr {
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn get_dma_mr<T: DeviceOps>(
     pd: *mut ffi::ib_pd,
     access: kernel::ffi::c_int,
@@ -984,6 +1072,10 @@ unsafe extern "C" fn get_dma_mr<T: DeviceOps>(
     mr_result(T::get_dma_mr(dev, PdId(pd as usize), access).and_then(new_mr::<T>))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
     pd: *mut ffi::ib_pd,
     start: u64,
@@ -1006,6 +1098,10 @@ unsafe extern "C" fn reg_user_mr<T: DeviceOps>(
     mr_result(T::reg_user_mr(dev, &req).and_then(new_mr::<T>))
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn alloc_mr<T: DeviceOps>(
     pd: *mut ffi::ib_pd,
     mr_type: ffi::ib_mr_type,
@@ -1017,6 +1113,11 @@ unsafe extern "C" fn alloc_mr<T: DeviceOps>(
 }
 
 /// `ib_sg_to_pages`' callback: one page of the MR being mapped.
+///
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn set_page<T: DeviceOps>(mr: *mut ffi::ib_mr, addr: u64) -> kernel::ffi::c_int {
     // SAFETY: `mr` is the MR `map_mr_sg` is mapping, one of ours.
     from_result(|| unsafe {
@@ -1025,6 +1126,10 @@ unsafe extern "C" fn set_page<T: DeviceOps>(mr: *mut ffi::ib_mr, addr: u64) -> k
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn map_mr_sg<T: DeviceOps>(
     mr: *mut ffi::ib_mr,
     sgl: *mut ffi::scatterlist,
@@ -1045,6 +1150,10 @@ unsafe extern "C" fn map_mr_sg<T: DeviceOps>(
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn rereg_user_mr<T: DeviceOps>(
     mr: *mut ffi::ib_mr,
     flags: kernel::ffi::c_int,
@@ -1077,6 +1186,10 @@ unsafe extern "C" fn rereg_user_mr<T: DeviceOps>(
     }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn dereg_mr<T: DeviceOps>(
     mr: *mut ffi::ib_mr,
     _udata: *mut ffi::ib_udata,
@@ -1092,6 +1205,10 @@ unsafe extern "C" fn dereg_mr<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn alloc_mw<T: DeviceOps>(
     mw: *mut ffi::ib_mw,
     _udata: *mut ffi::ib_udata,
@@ -1107,6 +1224,10 @@ unsafe extern "C" fn alloc_mw<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn dealloc_mw<T: DeviceOps>(mw: *mut ffi::ib_mw) -> kernel::ffi::c_int {
     // SAFETY: `alloc_mw` succeeded for this object; this is the last call for it.
     unsafe {
@@ -1117,6 +1238,10 @@ unsafe extern "C" fn dealloc_mw<T: DeviceOps>(mw: *mut ffi::ib_mw) -> kernel::ff
     0
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn create_ah<T: DeviceOps>(
     ah: *mut ffi::ib_ah,
     init: *mut ffi::rdma_ah_init_attr,
@@ -1134,6 +1259,10 @@ unsafe extern "C" fn create_ah<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn query_ah<T: DeviceOps>(
     ah: *mut ffi::ib_ah,
     attr: *mut ffi::rdma_ah_attr,
@@ -1147,6 +1276,10 @@ unsafe extern "C" fn query_ah<T: DeviceOps>(
     0
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn destroy_ah<T: DeviceOps>(
     ah: *mut ffi::ib_ah,
     _flags: u32,
@@ -1234,6 +1367,10 @@ pub(super) fn write_ah_attr(attr: &mut ffi::rdma_ah_attr, port_num: u32, route: 
     grh.traffic_class = route.traffic_class;
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn create_srq<T: DeviceOps>(
     srq: *mut ffi::ib_srq,
     init: *mut ffi::ib_srq_init_attr,
@@ -1264,6 +1401,10 @@ unsafe extern "C" fn create_srq<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn modify_srq<T: DeviceOps>(
     srq: *mut ffi::ib_srq,
     attr: *mut ffi::ib_srq_attr,
@@ -1287,6 +1428,10 @@ unsafe extern "C" fn modify_srq<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn query_srq<T: DeviceOps>(
     srq: *mut ffi::ib_srq,
     attr: *mut ffi::ib_srq_attr,
@@ -1302,6 +1447,10 @@ unsafe extern "C" fn query_srq<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn destroy_srq<T: DeviceOps>(
     srq: *mut ffi::ib_srq,
     _udata: *mut ffi::ib_udata,
@@ -1315,6 +1464,10 @@ unsafe extern "C" fn destroy_srq<T: DeviceOps>(
     0
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn poll_cq<T: DeviceOps>(
     ibcq: *mut ffi::ib_cq,
     num_entries: kernel::ffi::c_int,
@@ -1417,6 +1570,10 @@ fn pma_reply(c: &PmaCounters, input: &[u8], out: &mut [u8]) -> i32 {
     IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 unsafe extern "C" fn process_mad<T: DeviceOps>(
     ibdev: *mut ffi::ib_device,
     _flags: kernel::ffi::c_int,

@@ -55,6 +55,11 @@ impl<T: LinkOps + 'static> LinkRegistration<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by ib_core as the `rdma_link_ops.newlink` of the registered link type, with
+    /// `ibdev_name` a NUL-terminated string and `ndev` a net device it holds, both valid for the
+    /// call.
     unsafe extern "C" fn newlink_callback(
         ibdev_name: *const kernel::ffi::c_char,
         ndev: *mut ffi::net_device,

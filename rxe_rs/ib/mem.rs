@@ -37,7 +37,7 @@ impl PageList {
         let mut raw: KVec<*mut ffi::page> = KVec::with_capacity(n, GFP_KERNEL)?;
         raw.resize(n, core::ptr::null_mut(), GFP_KERNEL)?;
         // SAFETY: `raw` has room for `n` pointers; the shim writes at most `n`.
-        let got = unsafe { ffi::rxe_rs_umem_pages(umem.as_raw(), raw.as_mut_ptr(), n as _) };
+        let got = unsafe { ffi::rxe_rs_umem_pages(umem.as_raw(), raw.as_mut_ptr(), n) };
         let got = usize::try_from(got).map_err(|_| EINVAL)?;
         for p in raw.iter().take(got) {
             pages.push(NonNull::new(*p).ok_or(EINVAL)?, GFP_KERNEL)?;

@@ -223,6 +223,10 @@ impl<T: NetdevListener> NetdevNotifier<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the netdev notifier chain, under RTNL, with `info` the `netdev_notifier_info` of
+    /// the event, valid for the call.
     unsafe extern "C" fn callback(
         _nb: *mut ffi::notifier_block,
         event: kernel::ffi::c_ulong,

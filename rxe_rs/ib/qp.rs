@@ -209,6 +209,10 @@ fn attrs_to(s: &QpAttrs, a: &mut ffi::ib_qp_attr) {
 
 type QpObject<T> = Object<ffi::ib_qp, <T as DeviceOps>::Qp>;
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     init: *mut ffi::ib_qp_init_attr,
@@ -251,6 +255,10 @@ pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn modify_qp<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     attr: *mut ffi::ib_qp_attr,
@@ -272,6 +280,10 @@ pub(super) unsafe extern "C" fn modify_qp<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn query_qp<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     attr: *mut ffi::ib_qp_attr,
@@ -295,6 +307,10 @@ pub(super) unsafe extern "C" fn query_qp<T: DeviceOps>(
     0
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     _udata: *mut ffi::ib_udata,
@@ -308,6 +324,10 @@ pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn attach_mcast<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     gid: *mut ffi::ib_gid,
@@ -317,6 +337,10 @@ pub(super) unsafe extern "C" fn attach_mcast<T: DeviceOps>(
     unsafe { mcast_op::<T>(ibqp, gid, T::attach_mcast) }
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn detach_mcast<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     gid: *mut ffi::ib_gid,
@@ -481,6 +505,10 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn post_send<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     wr: *const ffi::ib_send_wr,
@@ -529,9 +557,11 @@ unsafe fn post_recv_chain(
     while !cur.is_null() {
         // SAFETY: `cur` is an element of the caller's chain.
         let w = unsafe { &*cur };
-        // SAFETY: `sg_list` holds `num_sge` entries; `wr_id` is the member kernel ULPs set.
+        // SAFETY: `wr_id` is the member kernel ULPs set, or the `wr_cqe` pointer in its place.
+        let wr_id = unsafe { *w.__bindgen_anon_1.wr_id.as_ref() };
+        // SAFETY: `sg_list` holds `num_sge` entries (verbs contract).
         let posted = unsafe { read_sges(w.sg_list, w.num_sge, &mut sges) }
-            .and_then(|n| post(unsafe { *w.__bindgen_anon_1.wr_id.as_ref() }, &sges[..n]));
+            .and_then(|n| post(wr_id, &sges[..n]));
         if let Err(e) = posted {
             // SAFETY: per the caller.
             unsafe { *bad_wr = cur };
@@ -542,6 +572,10 @@ unsafe fn post_recv_chain(
     Ok(0)
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
     ibqp: *mut ffi::ib_qp,
     wr: *const ffi::ib_recv_wr,
@@ -557,6 +591,10 @@ pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
     })
 }
 
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
 pub(super) unsafe extern "C" fn post_srq_recv<T: DeviceOps>(
     ibsrq: *mut ffi::ib_srq,
     wr: *const ffi::ib_recv_wr,

@@ -48,6 +48,9 @@ unsafe impl<T: TimerOwner> Send for Timer<T> {}
 // SAFETY: as above: `arm` and `shutdown` are callable concurrently (the timer core locks).
 unsafe impl<T: TimerOwner> Sync for Timer<T> {}
 
+/// # Safety
+///
+/// Called by the timer core for a `timer_list` embedded in a live `Timer<T>` armed by `arm`.
 unsafe extern "C" fn expired<T: TimerOwner>(raw: *mut ffi::timer_list) {
     let inner = raw.cast::<Inner<T>>();
     // SAFETY: `raw` is the first field of a `repr(C)` `Inner<T>` (set up in `new`).
@@ -89,7 +92,7 @@ impl<T: TimerOwner> Timer<T> {
             (*self.inner.get())
                 .owner
                 .store(Arc::as_ptr(owner).cast_mut(), Ordering::Release);
-            ffi::rxe_rs_mod_timer(self.raw(), delay as _);
+            ffi::rxe_rs_mod_timer(self.raw(), delay as usize);
         }
     }
 

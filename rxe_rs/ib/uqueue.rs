@@ -35,8 +35,8 @@ impl QueueBuf {
     /// Allocates `size` zeroed bytes that user space may map.
     pub(crate) fn new(size: usize) -> Result<Arc<Self>> {
         // SAFETY: plain allocation; NULL on failure.
-        let ptr = NonNull::new(unsafe { ffi::rxe_rs_vmalloc_user(size as _) }.cast::<u8>())
-            .ok_or(ENOMEM)?;
+        let raw = unsafe { ffi::rxe_rs_vmalloc_user(size) };
+        let ptr = NonNull::new(raw.cast::<u8>()).ok_or(ENOMEM)?;
         // On failure `Arc::new` drops the value, whose `Drop` frees the memory.
         Ok(Arc::new(Self { ptr, size }, GFP_KERNEL)?)
     }

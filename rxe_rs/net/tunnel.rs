@@ -58,6 +58,10 @@ impl Drop for Socket {
     }
 }
 
+/// # Safety
+///
+/// Installed as the `encap_rcv` of a UDP tunnel socket opened by `Socket::open::<R>`: the
+/// UDP layer calls it with `sk` that socket and `skb` a packet it gives us, both valid.
 unsafe extern "C" fn encap_rcv<R: PacketReceiver>(
     _sk: *mut ffi::sock,
     skb: *mut ffi::sk_buff,
@@ -207,6 +211,10 @@ impl Tunnels {
     }
 }
 
+/// # Safety
+///
+/// Called by the network namespace core as the `exit` of our `pernet_operations`, with `net`
+/// a namespace being dismantled, valid for the call.
 unsafe extern "C" fn ns_exit(net: *mut ffi::net) {
     let key = NetNs::from_raw(net);
     let mut reg = REGISTRY.lock();

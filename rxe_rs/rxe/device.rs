@@ -206,8 +206,8 @@ impl RxeDev {
             | IB_DEVICE_FLUSH_PERSISTENT
             | IB_DEVICE_MEM_WINDOW_TYPE_2B
             | IB_DEVICE_ATOMIC_WRITE) as u64;
-        // No IBK_ON_DEMAND_PAGING: ODP is not implemented yet (the C driver has it).
-        attr.kernel_cap_flags = IBK_ALLOW_USER_UNREG as u64;
+        // No IBK_ON_DEMAND_PAGING: rxe-rs has no ODP (the C driver has; roadmap.md).
+        attr.kernel_cap_flags = u64::from(IBK_ALLOW_USER_UNREG);
         attr.max_send_sge = params::MAX_SGE;
         attr.max_recv_sge = params::MAX_SGE;
         attr.max_sge_rd = params::MAX_SGE_RD;
