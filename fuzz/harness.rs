@@ -35,8 +35,9 @@ use crate::proto::qp_state::QpType;
 use crate::proto::queue::{Geometry, QueueType, RawIndex, MAX_BUF_SIZE, QUEUE_BUF_HDR_SIZE};
 use crate::proto::wqe::{
     atomic_write_value, inline_data, recv_sge, sge, write_recv_wqe, write_send_wqe, DataKind,
-    DmaCursor, DmaError, RecvWqe, SendData, SendLimits, SendWqe, Sge, UverbsWc, WqeError, WrMask,
-    SEND_WQE_DMA_OFFSET, SEND_WR_OPCODE_OFFSET, SEND_WR_SEND_FLAGS_OFFSET, UVERBS_WC_LEN,
+    DmaCursor, DmaError, RecvWqe, SendData, SendLimits, SendWqe, Sge, UverbsWc, WcStatus, WqeError,
+    WrMask, SEND_WQE_DMA_OFFSET, SEND_WR_OPCODE_OFFSET, SEND_WR_SEND_FLAGS_OFFSET, UVERBS_WC_LEN,
+    UVERBS_WC_STATUS_OFFSET,
 };
 use crate::proto::Error;
 
@@ -534,6 +535,7 @@ fn wqe_error_tag(e: &WqeError) -> u64 {
         WqeError::MessageTooLong(_) => 9,
         WqeError::AtomicWriteLength(_) => 10,
         WqeError::Inconsistent => 11,
+        WqeError::BadStatus(_) => 12,
     }
 }
 
@@ -642,7 +644,16 @@ fn check_recv_wqe(data: &[u8], sig: &mut Sig) {
         assert_eq!(out[..UVERBS_WC_LEN - 1], slot[..UVERBS_WC_LEN - 1]);
         assert_eq!(out[UVERBS_WC_LEN - 1], 0);
     } else {
-        assert!(slot.len() < UVERBS_WC_LEN);
+        // Too short, or a status `enum ib_wc_status` does not have.
+        assert!(
+            slot.len() < UVERBS_WC_LEN
+                || WcStatus::from_raw(u32::from_le_bytes(
+                    slot[UVERBS_WC_STATUS_OFFSET..UVERBS_WC_STATUS_OFFSET + 4]
+                        .try_into()
+                        .unwrap()
+                ))
+                .is_none()
+        );
     }
 
     let wqe = match RecvWqe::parse(slot, max_sge) {

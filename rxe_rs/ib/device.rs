@@ -1490,7 +1490,7 @@ unsafe extern "C" fn poll_cq<T: DeviceOps>(
                 let out = &mut *wc.add(done);
                 *out = ffi::ib_wc::default();
                 *out.__bindgen_anon_1.wr_id.as_mut() = p.wc.wr_id;
-                out.status = p.wc.status;
+                out.status = p.wc.status.raw();
                 out.opcode = p.wc.opcode;
                 out.vendor_err = p.wc.vendor_err;
                 out.byte_len = p.wc.byte_len;

@@ -20,7 +20,7 @@ use super::opcode::{
 use super::psn::{psn_add, psn_diff};
 use super::qp_state::QpType;
 use super::wqe::{
-    WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR,
+    WcStatus, WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR,
     IB_WR_RDMA_READ, IB_WR_RDMA_READ_WITH_INV,
 };
 
@@ -39,7 +39,7 @@ pub enum WqeState {
     /// (C `wqe_state_pending`).
     Pending,
     /// Failed locally with this status; the completer reports it (C `wqe_state_error`).
-    Error(u32),
+    Error(WcStatus),
     /// A local operation (BIND_MW, LOCAL_INV, REG_MR) done: the completer completes it when it
     /// reaches it, and a retry does not redo it (C `wqe_state_done`).
     Done,
@@ -122,7 +122,7 @@ pub enum Check {
         comp_psn: u32,
     },
     /// The WQE fails with this `IB_WC_*` status; the QP goes to error (C `COMPST_ERROR`).
-    Error(u32),
+    Error(WcStatus),
 }
 
 impl Check {
@@ -152,7 +152,7 @@ impl Check {
 
 /// The completion status for a NAK (C `check_ack`, `case AETH_NAK`); `None` for a PSN
 /// sequence error, which retries instead. Unknown codes are `REM_OP_ERR`, as in C.
-pub const fn nak_status(code: NakCode) -> Option<u32> {
+pub const fn nak_status(code: NakCode) -> Option<WcStatus> {
     Some(match code {
         NakCode::PsnSequenceError => return None,
         NakCode::InvalidRequest => IB_WC_REM_INV_REQ_ERR,

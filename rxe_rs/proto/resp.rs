@@ -13,7 +13,7 @@ use super::opcode::{
     RC_SEND_LAST_WITH_INVALIDATE, RC_SEND_MIDDLE,
 };
 use super::psn::{psn_add, psn_diff, PSN_MASK};
-use super::wqe::{IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR};
+use super::wqe::{WcStatus, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR};
 
 /// `IB_ACCESS_FLUSH_GLOBAL`.
 pub const ACCESS_FLUSH_GLOBAL: u32 = 1 << 8;
@@ -89,7 +89,7 @@ pub enum Abandon {
     /// Complete it with this `IB_WC_*` status: an SRQ WQE left the SRQ when the message took
     /// it, and would otherwise be lost (C class E: `do_class_d1e_error` → `RESPST_COMPLETE`).
     /// The QP stays as it is.
-    Complete(u32),
+    Complete(WcStatus),
 }
 
 /// C `do_class_d1e_error` (a UC message left without its LAST packet: a new FIRST or ONLY
@@ -97,7 +97,7 @@ pub enum Abandon {
 /// `RESPST_ERR_LENGTH`: the receive WQE in progress, taken from an SRQ (`from_srq`) or the RQ,
 /// is completed with `status` or reused. C uses `IB_WC_REM_INV_REQ_ERR` for a missing LAST or a
 /// length error and `IB_WC_REM_ACCESS_ERR` for an rkey violation.
-pub const fn abandon_recv(from_srq: bool, status: u32) -> Abandon {
+pub const fn abandon_recv(from_srq: bool, status: WcStatus) -> Abandon {
     if from_srq {
         Abandon::Complete(status)
     } else {
@@ -208,7 +208,7 @@ pub const fn has_rd_atomic_resource(mask: Mask, max_dest_rd_atomic: u8) -> bool 
 /// (`LOC_QP_OP_ERR`) — is the responder's fault, NAK *remote operational error*, which the
 /// requester completes `REM_OP_ERR`. A message longer than the buffer (`LOC_LEN_ERR`) is the
 /// requester's: NAK *invalid request* (`REM_INV_REQ_ERR`).
-pub const fn recv_failure_nak(status: u32) -> NakCode {
+pub const fn recv_failure_nak(status: WcStatus) -> NakCode {
     match status {
         IB_WC_LOC_PROT_ERR | IB_WC_LOC_QP_OP_ERR => NakCode::RemoteOperationalError,
         _ => NakCode::InvalidRequest,

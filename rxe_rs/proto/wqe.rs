@@ -285,50 +285,148 @@ pub const IB_SEND_INLINE: u32 = 1 << 3;
 /// `IB_SEND_IP_CSUM`.
 pub const IB_SEND_IP_CSUM: u32 = 1 << 4;
 
-/// `IB_WC_SUCCESS` (`enum ib_wc_status`).
-pub const IB_WC_SUCCESS: u32 = 0;
-/// `IB_WC_LOC_LEN_ERR`.
-pub const IB_WC_LOC_LEN_ERR: u32 = 1;
-/// `IB_WC_LOC_QP_OP_ERR`.
-pub const IB_WC_LOC_QP_OP_ERR: u32 = 2;
-/// `IB_WC_LOC_EEC_OP_ERR`.
-pub const IB_WC_LOC_EEC_OP_ERR: u32 = 3;
-/// `IB_WC_LOC_PROT_ERR`.
-pub const IB_WC_LOC_PROT_ERR: u32 = 4;
-/// `IB_WC_WR_FLUSH_ERR`.
-pub const IB_WC_WR_FLUSH_ERR: u32 = 5;
-/// `IB_WC_MW_BIND_ERR`.
-pub const IB_WC_MW_BIND_ERR: u32 = 6;
-/// `IB_WC_BAD_RESP_ERR`.
-pub const IB_WC_BAD_RESP_ERR: u32 = 7;
-/// `IB_WC_LOC_ACCESS_ERR`.
-pub const IB_WC_LOC_ACCESS_ERR: u32 = 8;
-/// `IB_WC_REM_INV_REQ_ERR`.
-pub const IB_WC_REM_INV_REQ_ERR: u32 = 9;
-/// `IB_WC_REM_ACCESS_ERR`.
-pub const IB_WC_REM_ACCESS_ERR: u32 = 10;
-/// `IB_WC_REM_OP_ERR`.
-pub const IB_WC_REM_OP_ERR: u32 = 11;
-/// `IB_WC_RETRY_EXC_ERR`.
-pub const IB_WC_RETRY_EXC_ERR: u32 = 12;
-/// `IB_WC_RNR_RETRY_EXC_ERR`.
-pub const IB_WC_RNR_RETRY_EXC_ERR: u32 = 13;
-/// `IB_WC_LOC_RDD_VIOL_ERR`.
-pub const IB_WC_LOC_RDD_VIOL_ERR: u32 = 14;
-/// `IB_WC_REM_INV_RD_REQ_ERR`.
-pub const IB_WC_REM_INV_RD_REQ_ERR: u32 = 15;
-/// `IB_WC_REM_ABORT_ERR`.
-pub const IB_WC_REM_ABORT_ERR: u32 = 16;
-/// `IB_WC_INV_EECN_ERR`.
-pub const IB_WC_INV_EECN_ERR: u32 = 17;
-/// `IB_WC_INV_EEC_STATE_ERR`.
-pub const IB_WC_INV_EEC_STATE_ERR: u32 = 18;
-/// `IB_WC_FATAL_ERR`.
-pub const IB_WC_FATAL_ERR: u32 = 19;
-/// `IB_WC_RESP_TIMEOUT_ERR`.
-pub const IB_WC_RESP_TIMEOUT_ERR: u32 = 20;
-/// `IB_WC_GENERAL_ERR`.
-pub const IB_WC_GENERAL_ERR: u32 = 21;
+/// The status of a work completion (`enum ib_wc_status`), with the C values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum WcStatus {
+    /// `IB_WC_SUCCESS`.
+    #[default]
+    Success = 0,
+    /// `IB_WC_LOC_LEN_ERR`.
+    LocLenErr = 1,
+    /// `IB_WC_LOC_QP_OP_ERR`.
+    LocQpOpErr = 2,
+    /// `IB_WC_LOC_EEC_OP_ERR`.
+    LocEecOpErr = 3,
+    /// `IB_WC_LOC_PROT_ERR`.
+    LocProtErr = 4,
+    /// `IB_WC_WR_FLUSH_ERR`.
+    WrFlushErr = 5,
+    /// `IB_WC_MW_BIND_ERR`.
+    MwBindErr = 6,
+    /// `IB_WC_BAD_RESP_ERR`.
+    BadRespErr = 7,
+    /// `IB_WC_LOC_ACCESS_ERR`.
+    LocAccessErr = 8,
+    /// `IB_WC_REM_INV_REQ_ERR`.
+    RemInvReqErr = 9,
+    /// `IB_WC_REM_ACCESS_ERR`.
+    RemAccessErr = 10,
+    /// `IB_WC_REM_OP_ERR`.
+    RemOpErr = 11,
+    /// `IB_WC_RETRY_EXC_ERR`.
+    RetryExcErr = 12,
+    /// `IB_WC_RNR_RETRY_EXC_ERR`.
+    RnrRetryExcErr = 13,
+    /// `IB_WC_LOC_RDD_VIOL_ERR`.
+    LocRddViolErr = 14,
+    /// `IB_WC_REM_INV_RD_REQ_ERR`.
+    RemInvRdReqErr = 15,
+    /// `IB_WC_REM_ABORT_ERR`.
+    RemAbortErr = 16,
+    /// `IB_WC_INV_EECN_ERR`.
+    InvEecnErr = 17,
+    /// `IB_WC_INV_EEC_STATE_ERR`.
+    InvEecStateErr = 18,
+    /// `IB_WC_FATAL_ERR`.
+    FatalErr = 19,
+    /// `IB_WC_RESP_TIMEOUT_ERR`.
+    RespTimeoutErr = 20,
+    /// `IB_WC_GENERAL_ERR`.
+    GeneralErr = 21,
+}
+
+impl WcStatus {
+    /// Every status, by value.
+    const ALL: [Self; 22] = [
+        Self::Success,
+        Self::LocLenErr,
+        Self::LocQpOpErr,
+        Self::LocEecOpErr,
+        Self::LocProtErr,
+        Self::WrFlushErr,
+        Self::MwBindErr,
+        Self::BadRespErr,
+        Self::LocAccessErr,
+        Self::RemInvReqErr,
+        Self::RemAccessErr,
+        Self::RemOpErr,
+        Self::RetryExcErr,
+        Self::RnrRetryExcErr,
+        Self::LocRddViolErr,
+        Self::RemInvRdReqErr,
+        Self::RemAbortErr,
+        Self::InvEecnErr,
+        Self::InvEecStateErr,
+        Self::FatalErr,
+        Self::RespTimeoutErr,
+        Self::GeneralErr,
+    ];
+
+    /// The value in a CQE (`struct ib_uverbs_wc.status`).
+    pub const fn raw(self) -> u32 {
+        self as u32
+    }
+
+    /// The status a CQE holds; `None` for a value `enum ib_wc_status` does not have.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        if (raw as usize) < Self::ALL.len() {
+            Some(Self::ALL[raw as usize])
+        } else {
+            None
+        }
+    }
+
+    /// Whether the work request succeeded.
+    pub const fn is_success(self) -> bool {
+        matches!(self, Self::Success)
+    }
+}
+
+/// `IB_WC_SUCCESS`, under its C name.
+pub const IB_WC_SUCCESS: WcStatus = WcStatus::Success;
+/// `IB_WC_LOC_LEN_ERR`, under its C name.
+pub const IB_WC_LOC_LEN_ERR: WcStatus = WcStatus::LocLenErr;
+/// `IB_WC_LOC_QP_OP_ERR`, under its C name.
+pub const IB_WC_LOC_QP_OP_ERR: WcStatus = WcStatus::LocQpOpErr;
+/// `IB_WC_LOC_EEC_OP_ERR`, under its C name.
+pub const IB_WC_LOC_EEC_OP_ERR: WcStatus = WcStatus::LocEecOpErr;
+/// `IB_WC_LOC_PROT_ERR`, under its C name.
+pub const IB_WC_LOC_PROT_ERR: WcStatus = WcStatus::LocProtErr;
+/// `IB_WC_WR_FLUSH_ERR`, under its C name.
+pub const IB_WC_WR_FLUSH_ERR: WcStatus = WcStatus::WrFlushErr;
+/// `IB_WC_MW_BIND_ERR`, under its C name.
+pub const IB_WC_MW_BIND_ERR: WcStatus = WcStatus::MwBindErr;
+/// `IB_WC_BAD_RESP_ERR`, under its C name.
+pub const IB_WC_BAD_RESP_ERR: WcStatus = WcStatus::BadRespErr;
+/// `IB_WC_LOC_ACCESS_ERR`, under its C name.
+pub const IB_WC_LOC_ACCESS_ERR: WcStatus = WcStatus::LocAccessErr;
+/// `IB_WC_REM_INV_REQ_ERR`, under its C name.
+pub const IB_WC_REM_INV_REQ_ERR: WcStatus = WcStatus::RemInvReqErr;
+/// `IB_WC_REM_ACCESS_ERR`, under its C name.
+pub const IB_WC_REM_ACCESS_ERR: WcStatus = WcStatus::RemAccessErr;
+/// `IB_WC_REM_OP_ERR`, under its C name.
+pub const IB_WC_REM_OP_ERR: WcStatus = WcStatus::RemOpErr;
+/// `IB_WC_RETRY_EXC_ERR`, under its C name.
+pub const IB_WC_RETRY_EXC_ERR: WcStatus = WcStatus::RetryExcErr;
+/// `IB_WC_RNR_RETRY_EXC_ERR`, under its C name.
+pub const IB_WC_RNR_RETRY_EXC_ERR: WcStatus = WcStatus::RnrRetryExcErr;
+/// `IB_WC_LOC_RDD_VIOL_ERR`, under its C name.
+pub const IB_WC_LOC_RDD_VIOL_ERR: WcStatus = WcStatus::LocRddViolErr;
+/// `IB_WC_REM_INV_RD_REQ_ERR`, under its C name.
+pub const IB_WC_REM_INV_RD_REQ_ERR: WcStatus = WcStatus::RemInvRdReqErr;
+/// `IB_WC_REM_ABORT_ERR`, under its C name.
+pub const IB_WC_REM_ABORT_ERR: WcStatus = WcStatus::RemAbortErr;
+/// `IB_WC_INV_EECN_ERR`, under its C name.
+pub const IB_WC_INV_EECN_ERR: WcStatus = WcStatus::InvEecnErr;
+/// `IB_WC_INV_EEC_STATE_ERR`, under its C name.
+pub const IB_WC_INV_EEC_STATE_ERR: WcStatus = WcStatus::InvEecStateErr;
+/// `IB_WC_FATAL_ERR`, under its C name.
+pub const IB_WC_FATAL_ERR: WcStatus = WcStatus::FatalErr;
+/// `IB_WC_RESP_TIMEOUT_ERR`, under its C name.
+pub const IB_WC_RESP_TIMEOUT_ERR: WcStatus = WcStatus::RespTimeoutErr;
+/// `IB_WC_GENERAL_ERR`, under its C name.
+pub const IB_WC_GENERAL_ERR: WcStatus = WcStatus::GeneralErr;
 
 /// `IB_WC_SEND` (`enum ib_wc_opcode`, = `IB_UVERBS_WC_SEND`).
 pub const IB_WC_SEND: u32 = 0;
@@ -599,6 +697,8 @@ pub const fn ex_to_imm(ex: u32) -> u32 {
 pub enum WqeError {
     /// The slot is shorter than the fixed part of the entry.
     Truncated,
+    /// A CQE whose status is not one of `enum ib_wc_status`.
+    BadStatus(u32),
     /// The WR opcode is not in the C table or not allowed on this QP type
     /// ([`wr_opcode_mask`] is `None`).
     BadOpcode(u32),
@@ -642,7 +742,7 @@ pub enum WqeError {
 impl WqeError {
     /// The completion status for a WQE refused by the requester: `IB_WC_LOC_QP_OP_ERR`, as the
     /// C requester completes a WQE with a bad `num_sge` or opcode.
-    pub const fn wc_status(self) -> u32 {
+    pub const fn wc_status(self) -> WcStatus {
         IB_WC_LOC_QP_OP_ERR
     }
 }
@@ -1322,7 +1422,7 @@ impl DmaError {
     /// does not fit (`LOC_LEN_ERR`), the WQE cannot be read (`LOC_QP_OP_ERR`), or an SGE names
     /// addresses past 2^64, which no MR holds (`LOC_PROT_ERR`, as a bad lkey or an address
     /// outside the MR).
-    pub const fn recv_status(self) -> u32 {
+    pub const fn recv_status(self) -> WcStatus {
         match self {
             Self::TooLong | Self::NoSpace => IB_WC_LOC_LEN_ERR,
             Self::BadSge(_) => IB_WC_LOC_QP_OP_ERR,
@@ -1472,7 +1572,7 @@ pub struct UverbsWc {
     /// The WR's cookie.
     pub wr_id: u64,
     /// `IB_WC_*` status.
-    pub status: u32,
+    pub status: WcStatus,
     /// `IB_WC_*` opcode.
     pub opcode: u32,
     /// Vendor error (0 in rxe).
@@ -1507,7 +1607,10 @@ impl UverbsWc {
         let wc = slot.get(..UVERBS_WC_LEN).ok_or(WqeError::Truncated)?;
         Ok(Self {
             wr_id: u64_at(wc, UVERBS_WC_WR_ID_OFFSET),
-            status: u32_at(wc, UVERBS_WC_STATUS_OFFSET),
+            status: {
+                let raw = u32_at(wc, UVERBS_WC_STATUS_OFFSET);
+                WcStatus::from_raw(raw).ok_or(WqeError::BadStatus(raw))?
+            },
             opcode: u32_at(wc, UVERBS_WC_OPCODE_OFFSET),
             vendor_err: u32_at(wc, UVERBS_WC_VENDOR_ERR_OFFSET),
             byte_len: u32_at(wc, UVERBS_WC_BYTE_LEN_OFFSET),
@@ -1539,7 +1642,7 @@ impl UverbsWc {
         let cqe = slot.get_mut(..end).ok_or(WqeError::Truncated)?;
         cqe.fill(0);
         put_u64(cqe, UVERBS_WC_WR_ID_OFFSET, self.wr_id);
-        put_u32(cqe, UVERBS_WC_STATUS_OFFSET, self.status);
+        put_u32(cqe, UVERBS_WC_STATUS_OFFSET, self.status.raw());
         put_u32(cqe, UVERBS_WC_OPCODE_OFFSET, self.opcode);
         put_u32(cqe, UVERBS_WC_VENDOR_ERR_OFFSET, self.vendor_err);
         put_u32(cqe, UVERBS_WC_BYTE_LEN_OFFSET, self.byte_len);
@@ -1584,8 +1687,8 @@ pub const fn wr_to_wc_opcode(wr_opcode: u32) -> Option<u32> {
 /// `(opcode, wc_flags, byte_len)`. A successful WQE reports its completion opcode,
 /// [`IB_WC_WITH_IMM`] for the two opcodes with immediate data, and its `dma.length` (`length`:
 /// a SEND's or WRITE's bytes, 8 for an atomic, a FLUSH's range); a failed one reports zeros.
-pub const fn send_cqe_fields(wr_opcode: u32, length: u32, status: u32) -> (u32, u32, u32) {
-    if status != IB_WC_SUCCESS {
+pub const fn send_cqe_fields(wr_opcode: u32, length: u32, status: WcStatus) -> (u32, u32, u32) {
+    if !status.is_success() {
         return (0, 0, 0);
     }
     let opcode = match wr_to_wc_opcode(wr_opcode) {

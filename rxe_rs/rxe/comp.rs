@@ -19,8 +19,8 @@ use crate::proto::{
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
     wqe::{
-        self, UverbsWc, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR, IB_WC_RETRY_EXC_ERR,
-        IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
+        self, UverbsWc, WcStatus, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR,
+        IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{sync::rcu, sync::Arc};
@@ -59,7 +59,7 @@ enum Outcome {
     /// The responder ran out of receive WQEs: retry after `timer`.
     Rnr(u8),
     /// The WQE failed with a status; the QP goes to error.
-    Error(u32),
+    Error(WcStatus),
 }
 
 impl QpShared {
@@ -281,7 +281,7 @@ impl QpShared {
 
     /// Completes the oldest WQE (`do_complete`): a CQE if signalled or failed, then frees its
     /// slot and publishes the consumer index.
-    pub(crate) fn complete_wqe(&self, eng: &mut Engine, status: u32) {
+    pub(crate) fn complete_wqe(&self, eng: &mut Engine, status: WcStatus) {
         let head = eng.comp.consumer;
         let info = eng.sq.info(head);
         let g = *self.sq.geometry();

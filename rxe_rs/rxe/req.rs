@@ -21,7 +21,7 @@ use crate::proto::{
     qp_state::{QpState, QpType},
     queue::{Geometry, Index, QueueType},
     wqe::{
-        self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WrDetail, WrMask,
+        self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WcStatus, WrDetail, WrMask,
         IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR,
     },
 };
@@ -458,7 +458,7 @@ impl QpShared {
     }
 
     /// Marks WQE `idx` failed; the completer completes it with `status` and errors the QP.
-    fn fail_wqe(&self, eng: &mut Engine, idx: Index, status: u32) {
+    fn fail_wqe(&self, eng: &mut Engine, idx: Index, status: WcStatus) {
         if let Some(info) = eng.sq.info_mut(idx) {
             info.state = WqeState::Error(status);
         }
@@ -475,7 +475,7 @@ fn fill_payload(
     slot: &[u8],
     dma: &mut DmaCursor,
     buf: &mut [u8],
-) -> core::result::Result<(), u32> {
+) -> core::result::Result<(), WcStatus> {
     match wqe.data {
         DataKind::Inline => {
             let range = dma
@@ -519,7 +519,7 @@ pub(crate) fn lookup_local(
     access: u32,
     addr: u64,
     len: usize,
-) -> core::result::Result<Arc<MrShared>, u32> {
+) -> core::result::Result<Arc<MrShared>, WcStatus> {
     let mr = qp.dev.data().mr(lkey).ok_or(IB_WC_LOC_PROT_ERR)?;
     mr.check(lkey, qp.pd, access, addr, len)
         .map_err(|_| IB_WC_LOC_PROT_ERR)?;

@@ -26,10 +26,10 @@ use crate::proto::{
     resources::{Kind, ReadReplay, Resource, Resources},
     resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
-        self, DmaCursor, RecvWqe, UverbsWc, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR,
-        IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
-        IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE,
-        IB_WC_WR_FLUSH_ERR,
+        self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR,
+        IB_WC_LOC_PROT_ERR, IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR,
+        IB_WC_REM_INV_REQ_ERR, IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE,
+        IB_WC_WITH_NETWORK_HDR_TYPE, IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{prelude::*, sync::rcu, sync::Arc};
@@ -172,7 +172,7 @@ impl RespState {
 /// How a request failed (`enum resp_states` errors): the NAK, the CQE status, the event.
 struct Fail {
     nak: NakCode,
-    status: u32,
+    status: WcStatus,
     event: IbEvent,
 }
 
@@ -838,7 +838,7 @@ impl QpShared {
     }
 
     /// Copies `data` into the receive WQE in progress (`send_data_in`); the CQE status on failure.
-    fn recv_data(&self, eng: &mut Engine, rcu: &rcu::Guard, data: &[u8]) -> Result<(), u32> {
+    fn recv_data(&self, eng: &mut Engine, rcu: &rcu::Guard, data: &[u8]) -> Result<(), WcStatus> {
         let Some(recv) = eng.resp.recv.as_mut() else {
             return Err(IB_WC_LOC_LEN_ERR);
         };
@@ -890,7 +890,7 @@ impl QpShared {
     /// `status` when it came from the SRQ (which it has left) or put back in the RQ
     /// (`proto::resp::abandon_recv`, C `do_class_d1e_error`). The message's state is the
     /// caller's.
-    fn abandon_recv(&self, eng: &mut Engine, status: u32) {
+    fn abandon_recv(&self, eng: &mut Engine, status: WcStatus) {
         let Some(from_srq) = eng.resp.recv.as_ref().map(|r| !r.from_rq) else {
             return;
         };
@@ -908,7 +908,7 @@ impl QpShared {
         &self,
         eng: &mut Engine,
         pkt: &Packet<'_>,
-        status: u32,
+        status: WcStatus,
         ip_net_type: u8,
     ) -> bool {
         let Some(recv) = eng.resp.recv.as_ref() else {
@@ -955,7 +955,7 @@ impl QpShared {
         self.post_recv_cqe(eng, &wc, pkt.bth().se, net_type)
     }
 
-    fn complete_recv_status(&self, eng: &mut Engine, status: u32) {
+    fn complete_recv_status(&self, eng: &mut Engine, status: WcStatus) {
         let Some(recv) = eng.resp.recv.as_ref() else {
             return;
         };
@@ -1039,7 +1039,7 @@ fn flush_placement(pkt: &Packet<'_>) -> u8 {
 
 /// A local failure of the responder (length, protection) completing the receive WQE with
 /// `status`, NAK'ed as [`decide::recv_failure_nak`] says.
-fn local(status: u32) -> Fail {
+fn local(status: WcStatus) -> Fail {
     Fail {
         nak: decide::recv_failure_nak(status),
         status,

@@ -1534,7 +1534,7 @@ proptest! {
         fill in any::<u8>(),
     ) {
         let wc = UverbsWc {
-            wr_id: a.0, status: a.1, opcode: a.2, vendor_err: a.3, byte_len: a.4, ex: a.5,
+            wr_id: a.0, status: WcStatus::from_raw(a.1 % 22).unwrap(), opcode: a.2, vendor_err: a.3, byte_len: a.4, ex: a.5,
             qp_num: b.0, src_qp: b.1, wc_flags: b.2, pkey_index: b.3, slid: b.4, sl: b.5,
             dlid_path_bits: b.6, port_num: b.7,
         };
@@ -1815,4 +1815,15 @@ fn receive_buffer_failures_complete_with_their_status() {
     assert_eq!(DmaError::BadSge(3).recv_status(), IB_WC_LOC_QP_OP_ERR);
     // An SGE at 2^64 - 16 of 64 bytes: no MR holds its end.
     assert_eq!(DmaError::AddrOverflow.recv_status(), IB_WC_LOC_PROT_ERR);
+}
+
+#[test]
+fn wc_status_values_are_c_enum_ib_wc_status() {
+    for raw in 0..22 {
+        assert_eq!(WcStatus::from_raw(raw).unwrap().raw(), raw);
+    }
+    assert_eq!(WcStatus::from_raw(22), None);
+    assert_eq!(IB_WC_REM_OP_ERR.raw(), 11);
+    assert_eq!(WcStatus::GeneralErr.raw(), 21);
+    assert!(WcStatus::Success.is_success() && !IB_WC_WR_FLUSH_ERR.is_success());
 }
