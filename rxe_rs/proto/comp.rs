@@ -20,8 +20,8 @@ use super::opcode::{
 use super::psn::{psn_add, psn_diff};
 use super::qp_state::QpType;
 use super::wqe::{
-    WcStatus, WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR,
-    IB_WR_RDMA_READ, IB_WR_RDMA_READ_WITH_INV,
+    WcStatus, WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR,
+    IB_WC_REM_OP_ERR, IB_WR_RDMA_READ, IB_WR_RDMA_READ_WITH_INV,
 };
 
 /// `retry_cnt` / `rnr_retry` value meaning "retry for ever" (IBA 9.7.5.2.8, as C).
