@@ -17,6 +17,7 @@ use super::{
 use crate::ffi;
 use crate::proto::{
     av::GlobalRoute,
+    mad,
     qp_state::QpCap,
     wqe::{Sge, UverbsWc},
 };
@@ -209,15 +210,7 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
 }
 
-/// What `PortCounters` / `PortCountersExtended` queries report (IBA 16.1.3.5, 16.1.4.11).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct PmaCounters {
-    pub(crate) link_downed: u64,
-    pub(crate) xmit_bytes: u64,
-    pub(crate) rcv_bytes: u64,
-    pub(crate) xmit_packets: u64,
-    pub(crate) rcv_packets: u64,
-}
+pub(crate) use crate::proto::mad::PmaCounters;
 
 /// A completion of a kernel CQ: the CQE, its QP, and the network header type of a datagram.
 #[derive(Clone, Copy, Default)]
@@ -1514,62 +1507,6 @@ unsafe extern "C" fn poll_cq<T: DeviceOps>(
     }
 }
 
-// MAD layout (`struct ib_mad`): header fields and the attribute data of the PMA replies.
-const MAD_MGMT_CLASS: usize = 1;
-const MAD_METHOD: usize = 3;
-const MAD_STATUS: usize = 4;
-const MAD_ATTR_ID: usize = 16;
-const MAD_PMA_DATA: usize = 24 + 40;
-const IB_MGMT_CLASS_PERF_MGMT: u8 = 0x04;
-const IB_MGMT_METHOD_GET: u8 = 0x01;
-const IB_PMA_CLASS_PORT_INFO: u16 = 0x0001;
-const IB_PMA_PORT_COUNTERS: u16 = 0x0012;
-const IB_PMA_PORT_COUNTERS_EXT: u16 = 0x001d;
-const IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD: u16 = 0x0008;
-const IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB: u16 = 0x000c;
-const IB_MAD_RESULT_SUCCESS: i32 = 1;
-const IB_MAD_RESULT_REPLY: i32 = 2;
-
-/// The performance management agent's answers (`rxe_process_mad`): class port info with
-/// extended counters, and the port counters, from `T::pma_counters`.
-fn pma_reply(c: &PmaCounters, input: &[u8], out: &mut [u8]) -> i32 {
-    out.fill(0);
-    let class = input[MAD_MGMT_CLASS];
-    let method = input[MAD_METHOD];
-    let status =
-        |out: &mut [u8], s: u16| out[MAD_STATUS..MAD_STATUS + 2].copy_from_slice(&s.to_be_bytes());
-    if class != IB_MGMT_CLASS_PERF_MGMT {
-        status(out, IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD);
-        return IB_MAD_RESULT_SUCCESS;
-    }
-    if method != IB_MGMT_METHOD_GET {
-        return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
-    }
-    let d = MAD_PMA_DATA;
-    match u16::from_be_bytes([input[MAD_ATTR_ID], input[MAD_ATTR_ID + 1]]) {
-        IB_PMA_CLASS_PORT_INFO => {
-            // capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH (bit 9), big-endian.
-            out[d + 2..d + 4].copy_from_slice(&(1u16 << 9).to_be_bytes());
-        }
-        IB_PMA_PORT_COUNTERS => {
-            // Counters stop at all ones instead of wrapping (IBA 16.1.3.5).
-            out[d + 7] = c.link_downed.min(u64::from(u8::MAX)) as u8;
-        }
-        IB_PMA_PORT_COUNTERS_EXT => {
-            // Data counters count 32-bit words.
-            out[d + 8..d + 16].copy_from_slice(&(c.xmit_bytes >> 2).to_be_bytes());
-            out[d + 16..d + 24].copy_from_slice(&(c.rcv_bytes >> 2).to_be_bytes());
-            out[d + 24..d + 32].copy_from_slice(&c.xmit_packets.to_be_bytes());
-            out[d + 32..d + 40].copy_from_slice(&c.rcv_packets.to_be_bytes());
-        }
-        _ => {
-            status(out, IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
-            return IB_MAD_RESULT_SUCCESS;
-        }
-    }
-    IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY
-}
-
 /// # Safety
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
@@ -1589,11 +1526,12 @@ unsafe extern "C" fn process_mad<T: DeviceOps>(
         return 0;
     }
     const LEN: usize = core::mem::size_of::<ffi::ib_mad>();
-    // SAFETY: ib_core passes a full `ib_mad` in and one to fill out, on one of our devices.
-    unsafe {
-        let dev = Device::<T>::from_raw(ibdev);
-        let input = core::slice::from_raw_parts(in_mad.cast::<u8>(), LEN);
-        let out = core::slice::from_raw_parts_mut(out_mad.cast::<u8>(), LEN);
-        pma_reply(&T::pma_counters(dev), input, out)
-    }
+    const _: () = assert!(LEN == mad::MAD_LEN);
+    // SAFETY: the device is one of ours (the ops table is only installed on them).
+    let dev = unsafe { Device::<T>::from_raw(ibdev) };
+    // SAFETY: ib_core passes a full `ib_mad`, only read during the call.
+    let input = unsafe { core::slice::from_raw_parts(in_mad.cast::<u8>(), LEN) };
+    // SAFETY: ib_core passes a full `ib_mad` to fill, not aliased by `in_mad`.
+    let out = unsafe { core::slice::from_raw_parts_mut(out_mad.cast::<u8>(), LEN) };
+    mad::pma_reply(&T::pma_counters(dev), input, out)
 }

@@ -69,6 +69,7 @@ pub mod comp;
 pub mod cq;
 pub mod hdr;
 pub mod icrc;
+pub mod mad;
 pub mod index;
 pub mod mcast;
 pub mod mw;

@@ -10,6 +10,7 @@ mod destroy;
 mod fuzz;
 mod hdr;
 mod icrc;
+mod mad;
 mod index;
 mod mcast;
 mod mw;
