@@ -24,7 +24,13 @@ py="python3 $(cd "$(dirname "$0")" && pwd)/py/semantics.py"
 #   wrap: C refuses the forged RETHs as it should (REM_ACCESS_ERR, the MR untouched), but a
 #     SEND from a local SGE past 2^64 completes IBV_WC_WR_FLUSH_ERR (its error status is lost)
 #     and a receive into one completes LOC_QP_OP_ERR.
+#   lossy_write: C's requester ignores sequence NAKs while a retry is under way (started_retry)
+#     and leaves a packet lost in a resend to the retransmit timer, whose expiries spend the
+#     budget: in our runs 1 message in 6 ended IBV_WC_RETRY_EXC_ERR (after 0.5 s, 2 of 3 such
+#     WRITEs having passed). Not a constant failure, so on C the case runs and is reported, not
+#     judged (C_REPORT).
 C_WRONG=" bad_lkey solicited_error wrap "
+C_REPORT=" lossy_write "
 module=$([ "${DRIVER:-rs}" = c ] && echo rdma_rxe || echo rdma_rxe_rs)
 
 # semantic CASE DEV_A DEV_B [ARGS…]: one case of semantics.py, expected to fail on C if listed.
@@ -33,7 +39,10 @@ semantic() {
 	shift 3
 	local ga gb
 	ga=$(gid_ipv4 "$a") gb=$(gid_ipv4 "$b")
-	if [ "${DRIVER:-rs}" = c ] && [[ "$C_WRONG" == *" $name "* ]]; then
+	if [ "${DRIVER:-rs}" = c ] && [[ "$C_REPORT" == *" $name "* ]]; then
+		echo "note $name on C (reported, not judged; see the top of $0):"
+		timeout 600 $py "$name" "$a" "$ga" "$b" "$gb" "$@" 2>&1 | sed 's/^/     | /'
+	elif [ "${DRIVER:-rs}" = c ] && [[ "$C_WRONG" == *" $name "* ]]; then
 		# Known wrong: the case must run to its end and fail a check (not hang or crash).
 		check "$name (the C driver is known wrong here: a check must fail)" sh -c \
 			"timeout 120 $py $name $a $ga $b $gb $* | tee /tmp/sem.out; grep -Eq '^[0-9]+ passed, [1-9][0-9]* failed\$' /tmp/sem.out"
