@@ -12,7 +12,11 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per perftest run (server and client 
 BW_ITERS=${BW_ITERS:-5000}        # ib_*_bw at BW_SIZE: 5000 x 64 KiB = 312 MiB each
 LAT_ITERS=${LAT_ITERS:-5000}      # ib_*_lat at LAT_SIZE
 BW_SIZE=65536 LAT_SIZE=2
-TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat ib_send_lat_ev}
+# A test is a perftest program with optional suffixes: _q8 (8 QPs, -q 8, iterations per QP
+# divided by 8), _64B (64-byte messages), _1M (1 MiB messages, a sixteenth of the iterations),
+# _rate (the message rate in Mpps instead of the bandwidth), _ev (-e: sleep on CQ events).
+TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_write_bw_q8 ib_read_bw_q8 ib_send_bw_q8 \
+ib_send_bw_64B_rate ib_send_bw_64B_q8_rate ib_write_bw_1M ib_send_lat ib_write_lat ib_send_lat_ev}
 DRIVERS=${DRIVERS:-c rs}
 # PIN=0: no CPU pinning (the scheduler places server and client).
 if [ "${PIN:-1}" = 1 ]; then SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1"; else SERVER_CPU= CLIENT_CPU=; fi
@@ -23,9 +27,14 @@ declare -A result
 # perftest program, or ib_send_lat_ev: ib_send_lat -e (both sides sleep on CQ events instead of
 # busy-polling).
 perf() {
-	local t=$1 prog=$1 size=$BW_SIZE n=$BW_ITERS col=4 gid flags=()
+	local t=$1 prog size=$BW_SIZE n=$BW_ITERS col=4 gid flags=()
+	prog=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$t")
 	case $t in *_lat | *_lat_ev) size=$LAT_SIZE n=$LAT_ITERS col=5 ;; esac # t_typical; bw: BW average
-	case $t in *_ev) prog=${t%_ev} flags=(-e) ;; esac
+	case $t in *_ev) flags+=(-e) ;; esac
+	case $t in *_64B*) size=64 ;; esac
+	case $t in *_1M*) size=1048576 n=$((BW_ITERS / 16)) ;; esac
+	case $t in *_q8*) flags+=(-q 8) n=$((n / 8)) ;; esac
+	case $t in *_rate) col=5 ;; esac # MsgRate[Mpps]
 	gid=$(gid_ipv4 rxe0)
 	# Server on CPU 0, client on CPU 1, the same placement every run. (Latency under TCG is
 	# bimodal per boot all the same: a busy-polling peer sees a completion when TCG switches to
@@ -63,12 +72,12 @@ for drv in $DRIVERS; do
 done
 
 {
-	echo "=== perftest loopback over rxe0 (bw: ${BW_ITERS} x ${BW_SIZE} B, MiB/s; lat: ${LAT_ITERS} x ${LAT_SIZE} B, typical µs)"
-	printf '%-14s %10s %10s %8s\n' test c rs rs/c
+	echo "=== perftest loopback over rxe0 (bw: ${BW_ITERS} x ${BW_SIZE} B, MiB/s; _rate: Mpps; lat: ${LAT_ITERS} x ${LAT_SIZE} B, typical µs)"
+	printf '%-24s %10s %10s %8s\n' test c rs rs/c
 	for t in $TESTS; do
 		c=${result[c,$t]:-FAIL} rs=${result[rs,$t]:-FAIL} ratio=-
 		[ "$c" = FAIL ] || [ "$rs" = FAIL ] || ratio=$(awk -v a="$rs" -v b="$c" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-		printf '%-14s %10s %10s %8s\n' "$t" "$c" "$rs" "$ratio"
+		printf '%-24s %10s %10s %8s\n' "$t" "$c" "$rs" "$ratio"
 	done
 } | tee /tmp/bench.txt
 cp /tmp/bench.txt /mnt/run/bench.txt 2>/dev/null
