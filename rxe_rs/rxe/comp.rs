@@ -299,20 +299,22 @@ impl QpShared {
             ),
         };
         let (wc_opcode, wc_flags, byte_len) = wqe::send_cqe_fields(opcode, length, status);
-        let wc = (status != IB_WC_SUCCESS || flags & IB_SEND_SIGNALED != 0 || self.sq_sig_all)
-            .then(|| UverbsWc {
-                wr_id,
-                status,
-                opcode: wc_opcode,
-                wc_flags,
-                byte_len,
-                qp_num: self.qpn,
-                ..Default::default()
+        let wc =
+            (!status.is_success() || flags & IB_SEND_SIGNALED != 0 || self.sq_sig_all).then(|| {
+                UverbsWc {
+                    wr_id,
+                    status,
+                    opcode: wc_opcode,
+                    wc_flags,
+                    byte_len,
+                    qp_num: self.qpn,
+                    ..Default::default()
+                }
             });
         if info.rd_atomic_credit {
             eng.req.rd_atomic += 1;
         }
-        if status == IB_WC_SUCCESS && mask.contains(WrMask::SEND) {
+        if status.is_success() && mask.contains(WrMask::SEND) {
             self.dev.data().count(Counter::RdmaSend);
         }
         if let Some(i) = eng.sq.info_mut(head) {

@@ -14,7 +14,7 @@ use crate::proto::{
     cq::CqNotify,
     params,
     queue::{Index, QueueType, CQE_SIZE},
-    wqe::{UverbsWc, IB_WC_SUCCESS},
+    wqe::UverbsWc,
 };
 use kernel::{
     new_mutex, new_spinlock_irq,
@@ -220,7 +220,7 @@ impl CqShared {
             cq.producer = g.next_index(cq.producer);
             cq.ring.publish_producer(cq.producer);
             // Under the lock, as C: a handler (ib_uverbs, ib_cq) only queues work.
-            if cq.notify.completion(solicited, wc.status == IB_WC_SUCCESS) {
+            if cq.notify.completion(solicited, wc.status.is_success()) {
                 self.handle.notify();
             }
         }
