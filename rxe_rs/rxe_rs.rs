@@ -35,7 +35,7 @@ impl LinkOps for RxeLink {
     const TYPE: &'static CStr = c"rxe";
 
     fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
-        rxe::device::newlink(ibdev_name, netdev)
+        rxe::verbs::newlink(ibdev_name, netdev)
     }
 }
 

@@ -9,7 +9,7 @@
 //! inside one RCU read-side section, and deregistration waits for a grace period before it
 //! unpins (see `rxe/mr.rs`).
 
-use super::device::Umem;
+use super::mr::Umem;
 use crate::ffi;
 use core::ptr::NonNull;
 use kernel::prelude::*;

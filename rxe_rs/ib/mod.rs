@@ -3,13 +3,20 @@
 //! Safe wrappers around ib_core and the net_device: the only place above `ffi` that touches
 //! raw bindings. Everything the driver needs from C comes through here.
 
+pub(crate) mod ah;
+pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod driver;
 pub(crate) mod handles;
 pub(crate) mod link;
 pub(crate) mod mem;
+pub(crate) mod mr;
 pub(crate) mod netdev;
+mod object;
 pub(crate) mod qp;
+pub(crate) mod srq;
 pub(crate) mod timer;
+mod ucontext;
 pub(crate) mod uqueue;
 
 /// ib_core constants the driver uses, under the names of `include/rdma/ib_verbs.h`.

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Queue pair verbs: `ib_qp_init_attr` and `ib_qp_attr` as plain Rust values, and the
-//! `create_qp` / `modify_qp` / `query_qp` / `destroy_qp` trampolines.
+//! Queue pairs: the verbs a driver implements for them ([`QpOps`]), `ib_qp_init_attr`,
+//! `ib_qp_attr` and kernel work requests as plain Rust values, and the QP callbacks of
+//! `ib_device_ops` (`post_srq_recv` included: it shares the receive WR chain walk).
 
 use super::{
-    device::{
-        parse_ah_attr, pd_context, write_ah_attr, AhInit, Device, DeviceOps, MrObject, Object, PdId,
-    },
+    ah::{parse_ah_attr, write_ah_attr, AhInit, AhObject, AhOps},
+    cq::{CqObject, CqOps},
+    device::{Device, PdId},
     handles::QpHandle,
+    mr::{MrObject, MrOps},
+    object::Object,
+    srq::{SrqObject, SrqOps},
+    ucontext::pd_context,
     uqueue::UserReq,
 };
 use crate::ffi;
@@ -16,7 +21,6 @@ use crate::proto::{
     qp_state::QpCap,
     wqe::{SendWr, Sge, WrDetail},
 };
-use core::ptr::addr_of_mut;
 use kernel::{error::from_result, prelude::*};
 
 /// What `create_qp` asks for (`struct ib_qp_init_attr`).
@@ -40,7 +44,7 @@ pub(crate) struct QpInit {
 }
 
 /// The objects a new QP is tied to: its CQs, its SRQ, its PD, and itself (for events).
-pub(crate) struct QpLinks<'a, T: DeviceOps> {
+pub(crate) struct QpLinks<'a, T: QpOps> {
     pub(crate) send_cq: &'a T::Cq,
     pub(crate) recv_cq: &'a T::Cq,
     pub(crate) srq: Option<&'a T::Srq>,
@@ -207,49 +211,110 @@ fn attrs_to(s: &QpAttrs, a: &mut ffi::ib_qp_attr) {
     a.rate_limit = s.rate_limit;
 }
 
-type QpObject<T> = Object<ffi::ib_qp, <T as DeviceOps>::Qp>;
+/// The queue pair verbs of a driver. Methods run in process context but the posting ones,
+/// which kernel ULPs call from any context.
+#[vtable]
+pub(crate) trait QpOps: CqOps + SrqOps + MrOps + AhOps {
+    /// Per queue pair data.
+    type Qp: Send + Sync;
+
+    /// `create_qp`: the data and the QP number; `init.cap` is updated to what was made.
+    fn create_qp(
+        dev: &Device<Self>,
+        init: &mut QpInit,
+        links: QpLinks<'_, Self>,
+        user: Option<UserReq>,
+    ) -> Result<(Self::Qp, u32)>;
+    /// `modify_qp`.
+    fn modify_qp(dev: &Device<Self>, qp: &Self::Qp, attr: &QpAttrs, mask: u32) -> Result;
+    /// `query_qp`: the current attributes and capabilities.
+    fn query_qp(dev: &Device<Self>, qp: &Self::Qp) -> (QpAttrs, QpCap);
+    /// `destroy_qp`; on success the data is dropped after it.
+    fn destroy_qp(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// `post_send` from user space: the doorbell of a QP whose send queue user space fills.
+    fn post_send_user(dev: &Device<Self>, qp: &Self::Qp) -> Result;
+    /// `post_send` of one kernel work request (any context).
+    fn post_send_kernel(dev: &Device<Self>, qp: &Self::Qp, wr: &KernelSendWr<'_, Self>) -> Result;
+    /// After `post_send_kernel` of a chain: start sending.
+    fn kick_send(dev: &Device<Self>, qp: &Self::Qp);
+    /// `post_recv` of one kernel receive WR (any context).
+    fn post_recv(dev: &Device<Self>, qp: &Self::Qp, wr_id: u64, sges: &[Sge]) -> Result;
+    /// `attach_mcast` of a UD QP to the multicast GID `mgid` (optional, with `detach_mcast`;
+    /// ib_core checked both).
+    fn attach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _mgid: &[u8; 16]) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+    /// `detach_mcast`.
+    fn detach_mcast(_dev: &Device<Self>, _qp: &Self::Qp, _mgid: &[u8; 16]) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+type QpObject<T> = Object<ffi::ib_qp, <T as QpOps>::Qp>;
+
+// The callbacks below are only installed in the ops table of a `Device<T>` (`register`):
+// ib_core calls them as their op, with every pointer argument valid for the call and naming
+// objects of this device, which outlives them.
 
 /// # Safety
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
+pub(super) unsafe extern "C" fn create_qp<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     init: *mut ffi::ib_qp_init_attr,
     udata: *mut ffi::ib_udata,
 ) -> kernel::ffi::c_int {
-    // SAFETY: ib_core allocated `size_ib_qp` zeroed bytes for an `Object` on one of our devices
-    // and passes a valid `init`; `udata` is null (kernel) or valid for the call; for user QPs the
-    // caller's ucontext is the one of the QP's PD.
-    from_result(|| unsafe {
-        let dev = Device::<T>::from_raw((*ibqp).device);
-        let i = &mut *init;
-        let mut req = QpInit {
-            qp_type: i.qp_type,
-            create_flags: i.create_flags,
-            has_cqs: !i.send_cq.is_null() && !i.recv_cq.is_null(),
-            has_srq: !i.srq.is_null(),
-            port_num: i.port_num,
-            cap: cap_from(&i.cap),
-            udata_inlen: if udata.is_null() { 0 } else { (*udata).inlen },
-            sq_sig_all: i.sq_sig_type == ffi::ib_sig_type_IB_SIGNAL_ALL_WR,
-        };
-        let user = UserReq::new(udata, pd_context((*ibqp).pd), dev.mmaps());
-        if i.send_cq.is_null() || i.recv_cq.is_null() {
-            return Err(EINVAL);
-        }
-        // The CQs and SRQ are ours (same device), made by `create_cq` / `create_srq`; ib_core
-        // holds them for the QP's lifetime.
+    // SAFETY: ib_core allocated `size_ib_qp` zeroed bytes on one of our devices, its PD set;
+    // `init` is valid and ours for the call.
+    let (dev, pd, i) = unsafe { (Device::<T>::of(ibqp), (*ibqp).pd, &mut *init) };
+    // SAFETY: `udata` is null (kernel) or valid for the call; for user QPs the caller's
+    // ucontext is the one of the QP's PD.
+    let user = unsafe { UserReq::new(udata, pd_context(pd), dev.mmaps()) };
+    let udata_inlen = if udata.is_null() {
+        0
+    } else {
+        // SAFETY: a non-null `udata` is valid for the call.
+        unsafe { (*udata).inlen }
+    };
+    let mut req = QpInit {
+        qp_type: i.qp_type,
+        create_flags: i.create_flags,
+        has_cqs: !i.send_cq.is_null() && !i.recv_cq.is_null(),
+        has_srq: !i.srq.is_null(),
+        port_num: i.port_num,
+        cap: cap_from(&i.cap),
+        udata_inlen,
+        sq_sig_all: i.sq_sig_type == ffi::ib_sig_type_IB_SIGNAL_ALL_WR,
+    };
+    if !req.has_cqs {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: the CQs and SRQ are ours (same device), made by `create_cq` / `create_srq`;
+    // ib_core holds them for the QP's lifetime.
+    let (send_cq, recv_cq) = unsafe {
+        (
+            CqObject::<T>::data(i.send_cq),
+            CqObject::<T>::data(i.recv_cq),
+        )
+    };
+    // SAFETY: as above.
+    let srq = (!i.srq.is_null()).then(|| unsafe { SrqObject::<T>::data(i.srq) });
+    from_result(|| {
         let links = QpLinks::<T> {
-            send_cq: &(*i.send_cq.cast::<Object<ffi::ib_cq, T::Cq>>()).data,
-            recv_cq: &(*i.recv_cq.cast::<Object<ffi::ib_cq, T::Cq>>()).data,
-            srq: (!i.srq.is_null()).then(|| &(*i.srq.cast::<Object<ffi::ib_srq, T::Srq>>()).data),
-            pd: PdId((*ibqp).pd as usize),
+            send_cq,
+            recv_cq,
+            srq,
+            pd: PdId(pd as usize),
             handle: QpHandle::new(ibqp).ok_or(EINVAL)?,
         };
         let (data, qpn) = T::create_qp(dev, &mut req, links, user)?;
-        addr_of_mut!((*ibqp.cast::<QpObject<T>>()).data).write(data);
-        (*ibqp).qp_num = qpn;
+        // SAFETY: the data slot of the new QP is unwritten until now; ib_core reads `qp_num`
+        // only after we return.
+        unsafe {
+            QpObject::<T>::init(ibqp, data);
+            (*ibqp).qp_num = qpn;
+        }
         cap_to(&req.cap, &mut i.cap);
         Ok(0)
     })
@@ -259,24 +324,19 @@ pub(super) unsafe extern "C" fn create_qp<T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn modify_qp<T: DeviceOps>(
+pub(super) unsafe extern "C" fn modify_qp<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     attr: *mut ffi::ib_qp_attr,
     mask: kernel::ffi::c_int,
     _udata: *mut ffi::ib_udata,
 ) -> kernel::ffi::c_int {
     // SAFETY: `create_qp` succeeded for this QP; `attr` is valid with `mask`.
-    from_result(|| unsafe {
-        let mask = mask as u32;
-        let attrs = attrs_from(&*attr, mask)?;
-        let obj = ibqp.cast::<QpObject<T>>();
-        T::modify_qp(
-            Device::<T>::from_raw((*ibqp).device),
-            &(*obj).data,
-            &attrs,
-            mask,
-        )?;
-        Ok(0)
+    let (dev, data, attr) = unsafe { (Device::<T>::of(ibqp), QpObject::<T>::data(ibqp), &*attr) };
+    let mask = mask as u32;
+    from_result(|| {
+        // SAFETY: `attr` is ib_core's, its address vectors valid where `mask` says.
+        let attrs = unsafe { attrs_from(attr, mask) }?;
+        T::modify_qp(dev, data, &attrs, mask).map(|()| 0)
     })
 }
 
@@ -284,26 +344,31 @@ pub(super) unsafe extern "C" fn modify_qp<T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn query_qp<T: DeviceOps>(
+pub(super) unsafe extern "C" fn query_qp<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     attr: *mut ffi::ib_qp_attr,
     _mask: kernel::ffi::c_int,
     init: *mut ffi::ib_qp_init_attr,
 ) -> kernel::ffi::c_int {
     // SAFETY: `create_qp` succeeded for this QP; `attr` and `init` are ours to fill.
-    unsafe {
-        let obj = ibqp.cast::<QpObject<T>>();
-        let (attrs, cap) = T::query_qp(Device::<T>::from_raw((*ibqp).device), &(*obj).data);
-        attr.write(Default::default());
-        attrs_to(&attrs, &mut *attr);
-        let i = &mut *init;
-        i.send_cq = (*ibqp).send_cq;
-        i.recv_cq = (*ibqp).recv_cq;
-        i.srq = (*ibqp).srq;
-        i.qp_type = (*ibqp).qp_type;
-        i.port_num = 1;
-        cap_to(&cap, &mut i.cap);
-    }
+    let (dev, data, q, attr, i) = unsafe {
+        (
+            Device::<T>::of(ibqp),
+            QpObject::<T>::data(ibqp),
+            &*ibqp,
+            &mut *attr,
+            &mut *init,
+        )
+    };
+    let (attrs, cap) = T::query_qp(dev, data);
+    *attr = Default::default();
+    attrs_to(&attrs, attr);
+    i.send_cq = q.send_cq;
+    i.recv_cq = q.recv_cq;
+    i.srq = q.srq;
+    i.qp_type = q.qp_type;
+    i.port_num = 1;
+    cap_to(&cap, &mut i.cap);
     0
 }
 
@@ -311,15 +376,16 @@ pub(super) unsafe extern "C" fn query_qp<T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
+pub(super) unsafe extern "C" fn destroy_qp<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     _udata: *mut ffi::ib_udata,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `create_qp` succeeded for this QP; on success this is the last call for it.
-    from_result(|| unsafe {
-        let obj = ibqp.cast::<QpObject<T>>();
-        T::destroy_qp(Device::<T>::from_raw((*ibqp).device), &(*obj).data)?;
-        core::ptr::drop_in_place(addr_of_mut!((*obj).data));
+    // SAFETY: `create_qp` succeeded for this QP, so its data is initialised.
+    let (dev, data) = unsafe { (Device::<T>::of(ibqp), QpObject::<T>::data(ibqp)) };
+    from_result(|| {
+        T::destroy_qp(dev, data)?;
+        // SAFETY: on success this is the last call for the QP.
+        unsafe { QpObject::<T>::drop_data(ibqp) };
         Ok(0)
     })
 }
@@ -328,7 +394,7 @@ pub(super) unsafe extern "C" fn destroy_qp<T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn attach_mcast<T: DeviceOps>(
+pub(super) unsafe extern "C" fn attach_mcast<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     gid: *mut ffi::ib_gid,
     _lid: u16,
@@ -341,7 +407,7 @@ pub(super) unsafe extern "C" fn attach_mcast<T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn detach_mcast<T: DeviceOps>(
+pub(super) unsafe extern "C" fn detach_mcast<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     gid: *mut ffi::ib_gid,
     _lid: u16,
@@ -356,23 +422,25 @@ pub(super) unsafe extern "C" fn detach_mcast<T: DeviceOps>(
 ///
 /// `create_qp` succeeded for `ibqp` and it is not being destroyed (ib_core); `gid` is a valid
 /// `union ib_gid`, 16 raw bytes, for the call.
-unsafe fn mcast_op<T: DeviceOps>(
+unsafe fn mcast_op<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     gid: *mut ffi::ib_gid,
     op: fn(&Device<T>, &T::Qp, &[u8; 16]) -> Result,
 ) -> kernel::ffi::c_int {
     // SAFETY: the caller's contract above.
-    from_result(|| unsafe {
-        let obj = ibqp.cast::<QpObject<T>>();
-        let mgid = gid.cast::<[u8; 16]>().read();
-        op(Device::<T>::from_raw((*ibqp).device), &(*obj).data, &mgid)?;
-        Ok(0)
-    })
+    let (dev, data, mgid) = unsafe {
+        (
+            Device::<T>::of(ibqp),
+            QpObject::<T>::data(ibqp),
+            gid.cast::<[u8; 16]>().read(),
+        )
+    };
+    from_result(|| op(dev, data, &mgid).map(|()| 0))
 }
 
 /// A kernel ULP's send work request (`struct ib_send_wr` and its `ib_ud_wr`, `ib_rdma_wr`,
 /// `ib_atomic_wr` containers), as plain values.
-pub(crate) struct KernelSendWr<'a, T: DeviceOps> {
+pub(crate) struct KernelSendWr<'a, T: QpOps> {
     pub(crate) wr: SendWr,
     pub(crate) sges: &'a [Sge],
     /// The address handle of a UD send.
@@ -383,7 +451,7 @@ pub(crate) struct KernelSendWr<'a, T: DeviceOps> {
 }
 
 /// The MR a REG_MR work request registers.
-pub(crate) struct RegMr<'a, T: DeviceOps> {
+pub(crate) struct RegMr<'a, T: QpOps> {
     pub(crate) mr: &'a T::Mr,
     pub(crate) iova: u64,
     pub(crate) length: u64,
@@ -416,7 +484,7 @@ unsafe fn read_sges(list: *const ffi::ib_sge, num: i32, out: &mut [Sge]) -> Resu
 /// # Safety
 ///
 /// `wr` is a valid send WR of a kernel ULP posting to a QP of type `qp_type`.
-unsafe fn read_send_wr<'a, T: DeviceOps>(
+unsafe fn read_send_wr<'a, T: QpOps>(
     wr: *const ffi::ib_send_wr,
     qp_type: u32,
     sges: &'a mut [Sge; 32],
@@ -437,7 +505,7 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
         let ud = unsafe { &*wr.cast::<ffi::ib_ud_wr>() };
         if !ud.ah.is_null() {
             // SAFETY: the AH is one of ours (same device), alive while the WR is posted.
-            ah = Some(unsafe { &(*ud.ah.cast::<Object<ffi::ib_ah, T::Ah>>()).data });
+            ah = Some(unsafe { AhObject::<T>::data(ud.ah) });
         }
         WrDetail::Ud {
             remote_qpn: ud.remote_qpn,
@@ -477,7 +545,7 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
                 }
                 // SAFETY: the MR is one of ours (ib_core made it with our `alloc_mr`), alive
                 // while the WR is posted (verbs contract).
-                let (m, data) = unsafe { (&*r.mr, &(*r.mr.cast::<MrObject<T>>()).data) };
+                let (m, data) = unsafe { (&*r.mr, MrObject::<T>::data(r.mr)) };
                 reg = Some(RegMr {
                     mr: data,
                     iova: m.iova,
@@ -509,37 +577,36 @@ unsafe fn read_send_wr<'a, T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn post_send<T: DeviceOps>(
+pub(super) unsafe extern "C" fn post_send<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     wr: *const ffi::ib_send_wr,
     bad_wr: *mut *const ffi::ib_send_wr,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `create_qp` succeeded for this QP. A user QP's send queue is filled by user
-    // space: uverbs calls this with no work requests as its doorbell. A kernel ULP passes a
-    // valid chain of WRs.
-    from_result(|| unsafe {
-        let obj = ibqp.cast::<QpObject<T>>();
-        let dev = Device::<T>::from_raw((*ibqp).device);
-        if !(*ibqp).uobject.is_null() {
-            T::post_send_user(dev, &(*obj).data)?;
-            return Ok(0);
+    // SAFETY: `create_qp` succeeded for this QP, so its data is initialised.
+    let (dev, data, q) = unsafe { (Device::<T>::of(ibqp), QpObject::<T>::data(ibqp), &*ibqp) };
+    // A user QP's send queue is filled by user space: uverbs calls this with no work requests
+    // as its doorbell.
+    if !q.uobject.is_null() {
+        return from_result(|| T::post_send_user(dev, data).map(|()| 0));
+    }
+    let mut cur = wr;
+    let mut sges = [Sge::default(); 32];
+    let mut res = Ok(());
+    while !cur.is_null() {
+        // SAFETY: `cur` is an element of the kernel ULP's valid chain of WRs.
+        let posted = unsafe { read_send_wr::<T>(cur, q.qp_type, &mut sges) }
+            .and_then(|w| T::post_send_kernel(dev, data, &w));
+        if let Err(e) = posted {
+            // SAFETY: `bad_wr` is valid for writes (verbs contract).
+            unsafe { *bad_wr = cur };
+            res = Err(e);
+            break;
         }
-        let mut cur = wr;
-        let mut sges = [Sge::default(); 32];
-        let mut res = Ok(());
-        while !cur.is_null() {
-            let posted = read_send_wr::<T>(cur, (*ibqp).qp_type, &mut sges)
-                .and_then(|w| T::post_send_kernel(dev, &(*obj).data, &w));
-            if let Err(e) = posted {
-                *bad_wr = cur;
-                res = Err(e);
-                break;
-            }
-            cur = (*cur).next;
-        }
-        T::kick_send(dev, &(*obj).data);
-        res.map(|()| 0)
-    })
+        // SAFETY: as above.
+        cur = unsafe { (*cur).next };
+    }
+    T::kick_send(dev, data);
+    from_result(|| res.map(|()| 0))
 }
 
 /// Posts a chain of receive WRs one by one with `post`; on a failure `*bad_wr` names the WR.
@@ -576,17 +643,17 @@ unsafe fn post_recv_chain(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
+pub(super) unsafe extern "C" fn post_recv<T: QpOps>(
     ibqp: *mut ffi::ib_qp,
     wr: *const ffi::ib_recv_wr,
     bad_wr: *mut *const ffi::ib_recv_wr,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `create_qp` succeeded for this QP; `wr` is a valid chain of receive WRs.
+    // SAFETY: `create_qp` succeeded for this QP, so its data is initialised.
+    let (dev, data) = unsafe { (Device::<T>::of(ibqp), QpObject::<T>::data(ibqp)) };
+    // SAFETY: `wr` is a valid chain of receive WRs, `bad_wr` valid for writes.
     from_result(|| unsafe {
-        let obj = ibqp.cast::<QpObject<T>>();
-        let dev = Device::<T>::from_raw((*ibqp).device);
         post_recv_chain(wr, bad_wr, |wr_id, sges| {
-            T::post_recv(dev, &(*obj).data, wr_id, sges)
+            T::post_recv(dev, data, wr_id, sges)
         })
     })
 }
@@ -595,17 +662,17 @@ pub(super) unsafe extern "C" fn post_recv<T: DeviceOps>(
 ///
 /// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
 /// with every pointer argument valid for the call and naming objects of this device.
-pub(super) unsafe extern "C" fn post_srq_recv<T: DeviceOps>(
+pub(super) unsafe extern "C" fn post_srq_recv<T: SrqOps>(
     ibsrq: *mut ffi::ib_srq,
     wr: *const ffi::ib_recv_wr,
     bad_wr: *mut *const ffi::ib_recv_wr,
 ) -> kernel::ffi::c_int {
-    // SAFETY: `create_srq` succeeded for this SRQ; `wr` is a valid chain of receive WRs.
+    // SAFETY: `create_srq` succeeded for this SRQ, so its data is initialised.
+    let (dev, data) = unsafe { (Device::<T>::of(ibsrq), SrqObject::<T>::data(ibsrq)) };
+    // SAFETY: `wr` is a valid chain of receive WRs, `bad_wr` valid for writes.
     from_result(|| unsafe {
-        let obj = ibsrq.cast::<Object<ffi::ib_srq, T::Srq>>();
-        let dev = Device::<T>::from_raw((*ibsrq).device);
         post_recv_chain(wr, bad_wr, |wr_id, sges| {
-            T::post_srq_recv(dev, &(*obj).data, wr_id, sges)
+            T::post_srq_recv(dev, data, wr_id, sges)
         })
     })
 }

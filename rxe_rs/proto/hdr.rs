@@ -6,7 +6,6 @@
 //! the big-endian wire layout of the C driver's `rxe_hdr.h`. Decoding checks
 //! the length and never panics; encoding writes exactly the header's bytes.
 
-use super::opcode::Hdr;
 use super::psn::PSN_MASK;
 use super::Error;
 
@@ -41,6 +40,64 @@ pub const DEFAULT_PKEY: u16 = 0xffff;
 pub const GSI_QKEY: u32 = 0x8001_0000;
 /// QP numbers are 24 bits wide; so are end-to-end contexts and MSNs.
 pub const QPN_MASK: u32 = 0x00ff_ffff;
+
+/// A transport header, listed in the order headers follow each other on the
+/// wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hdr {
+    /// Base Transport Header, first in every packet.
+    Bth,
+    /// Reliable Datagram Extended Transport Header.
+    Rdeth,
+    /// Datagram Extended Transport Header.
+    Deth,
+    /// Flush Extended Transport Header.
+    Feth,
+    /// RDMA Extended Transport Header.
+    Reth,
+    /// ACK Extended Transport Header.
+    Aeth,
+    /// Atomic Acknowledge Extended Transport Header.
+    Atmack,
+    /// Atomic Extended Transport Header.
+    Atmeth,
+    /// Invalidate Extended Transport Header.
+    Ieth,
+    /// Immediate Data Extended Transport Header.
+    Immdt,
+}
+
+impl Hdr {
+    pub(super) const COUNT: usize = 10;
+    pub(super) const WIRE_ORDER: [Self; Self::COUNT] = [
+        Self::Bth,
+        Self::Rdeth,
+        Self::Deth,
+        Self::Feth,
+        Self::Reth,
+        Self::Aeth,
+        Self::Atmack,
+        Self::Atmeth,
+        Self::Ieth,
+        Self::Immdt,
+    ];
+
+    /// Size of the header on the wire, in bytes.
+    pub const fn wire_len(self) -> usize {
+        match self {
+            Self::Bth => BTH_LEN,
+            Self::Rdeth => RDETH_LEN,
+            Self::Deth => DETH_LEN,
+            Self::Feth => FETH_LEN,
+            Self::Reth => RETH_LEN,
+            Self::Aeth => AETH_LEN,
+            Self::Atmack => ATMACK_LEN,
+            Self::Atmeth => ATMETH_LEN,
+            Self::Ieth => IETH_LEN,
+            Self::Immdt => IMMDT_LEN,
+        }
+    }
+}
 
 /// A transport header that can be decoded from and encoded to the wire.
 pub trait Header: Sized {

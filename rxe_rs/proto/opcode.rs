@@ -8,10 +8,7 @@
 //! handles, which extension headers follow the BTH, where, and what kind of
 //! work the packet belongs to.
 
-use super::hdr::{
-    AETH_LEN, ATMACK_LEN, ATMETH_LEN, BTH_LEN, DETH_LEN, FETH_LEN, IETH_LEN, IMMDT_LEN, RDETH_LEN,
-    RETH_LEN,
-};
+pub use super::hdr::Hdr;
 
 /// The transport service of an opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,63 +40,8 @@ impl Transport {
     }
 }
 
-/// A transport header, listed in the order headers follow each other on the
-/// wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hdr {
-    /// Base Transport Header, first in every packet.
-    Bth,
-    /// Reliable Datagram Extended Transport Header.
-    Rdeth,
-    /// Datagram Extended Transport Header.
-    Deth,
-    /// Flush Extended Transport Header.
-    Feth,
-    /// RDMA Extended Transport Header.
-    Reth,
-    /// ACK Extended Transport Header.
-    Aeth,
-    /// Atomic Acknowledge Extended Transport Header.
-    Atmack,
-    /// Atomic Extended Transport Header.
-    Atmeth,
-    /// Invalidate Extended Transport Header.
-    Ieth,
-    /// Immediate Data Extended Transport Header.
-    Immdt,
-}
-
+/// What a header implies for a packet's [`Mask`]; the headers themselves are [`super::hdr`]'s.
 impl Hdr {
-    const COUNT: usize = 10;
-    const WIRE_ORDER: [Self; Self::COUNT] = [
-        Self::Bth,
-        Self::Rdeth,
-        Self::Deth,
-        Self::Feth,
-        Self::Reth,
-        Self::Aeth,
-        Self::Atmack,
-        Self::Atmeth,
-        Self::Ieth,
-        Self::Immdt,
-    ];
-
-    /// Size of the header on the wire, in bytes.
-    pub const fn wire_len(self) -> usize {
-        match self {
-            Self::Bth => BTH_LEN,
-            Self::Rdeth => RDETH_LEN,
-            Self::Deth => DETH_LEN,
-            Self::Feth => FETH_LEN,
-            Self::Reth => RETH_LEN,
-            Self::Aeth => AETH_LEN,
-            Self::Atmack => ATMACK_LEN,
-            Self::Atmeth => ATMETH_LEN,
-            Self::Ieth => IETH_LEN,
-            Self::Immdt => IMMDT_LEN,
-        }
-    }
-
     /// The [`Mask`] bit that says a packet carries this header.
     pub const fn mask(self) -> Mask {
         match self {

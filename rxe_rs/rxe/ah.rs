@@ -4,7 +4,7 @@
 //! `ah_num` user space names it by in UD work requests.
 
 use super::{device::RxeDev, pool::PoolIndex};
-use crate::ib::{device::AhInit, uqueue::UserReq};
+use crate::ib::{ah::AhInit, uqueue::UserReq};
 use crate::proto::{
     av::{AddressVector, GlobalRoute, NetworkType},
     params,

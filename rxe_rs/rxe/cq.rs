@@ -6,7 +6,7 @@
 use super::ring::Ring;
 use crate::ib::{
     consts::{IB_CQ_REPORT_MISSED_EVENTS, IB_CQ_SOLICITED_MASK},
-    device::{CqInit, PolledWc},
+    cq::{CqInit, PolledWc},
     handles::{CqHandle, IbEvent, QpHandle},
     uqueue::{MmapOffer, UserReq},
 };

@@ -21,3 +21,4 @@ pub(crate) mod resp;
 pub(crate) mod ring;
 pub(crate) mod srq;
 pub(crate) mod table;
+pub(crate) mod verbs;

@@ -16,8 +16,9 @@
 
 use super::{device::RxeDev, pool::PoolIndex, ring::errno};
 use crate::ib::{
-    device::{Device, PdId, ReregMrReq, Umem, UserMrReq},
+    device::{Device, PdId},
     mem::{KernelMem, KernelPages, PageList},
+    mr::{ReregMrReq, Umem, UserMrReq},
 };
 use crate::proto::{
     mw::{self, Bind, MrView, MwType, Window},

@@ -3,7 +3,7 @@
 //! Index pools of the device (the C driver's `rxe_pool.c` index half): MR and MW keys are
 //! `index << 8 | random byte`, with indices handed out cyclically from a fixed range.
 
-use crate::ib::device::random_u8;
+use crate::ib::mr::random_u8;
 use crate::proto::index::IndexAllocator;
 use kernel::{
     new_spinlock,

@@ -4,8 +4,8 @@
 
 use super::{device::RxeDev, pool::PoolIndex, ring::Ring};
 use crate::ib::{
-    device::SrqAttr,
     handles::{IbEvent, SrqHandle},
+    srq::SrqAttr,
     uqueue::{MmapOffer, UserReq},
 };
 use crate::proto::{

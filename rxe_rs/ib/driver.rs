@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A whole RDMA driver: every verbs trait of the `ib` layer, the `ib_device_ops` table built
+//! from them at compile time, and device registration with that table.
+
+use super::{
+    ah::{self, AhOps},
+    cq::{self, CqObject},
+    device::{self, DeviceInfo, DeviceOps},
+    mr::{self, MrOps},
+    netdev::NetDev,
+    object::Object,
+    qp::{self, QpOps},
+    srq::{self, SrqOps},
+    ucontext,
+};
+use crate::ffi;
+use core::{marker::PhantomData, mem::size_of};
+use kernel::{module::this_module, prelude::*};
+
+/// A driver implementing every verbs trait; [`QpOps`] requires all the others.
+pub(crate) trait Driver: QpOps {}
+
+impl<T: QpOps> Driver for T {}
+
+/// The `ib_device_ops` of driver `T`, built at compile time: an op is set when `T` implements
+/// it (`HAS_*` of the `#[vtable]` traits), as `rust/kernel/block/mq/operations.rs` does for
+/// `blk_mq_ops`. ib_core copies the table into each device (`ib_set_device_ops`).
+pub(crate) struct OperationsVTable<T: Driver>(PhantomData<T>);
+
+impl<T: Driver> OperationsVTable<T> {
+    const VTABLE: ffi::ib_device_ops = ffi::ib_device_ops {
+        // ib_core takes a module reference per open uverbs file through `owner`.
+        owner: this_module::<<T as DeviceOps>::OwnerModule>().as_ptr(),
+        driver_id: T::DRIVER_ID,
+        uverbs_abi_ver: T::UVERBS_ABI_VERSION,
+        dealloc_driver: Some(device::dealloc_driver::<T>),
+        enable_driver: Some(device::enable_driver::<T>),
+        query_device: Some(device::query_device::<T>),
+        query_port: Some(device::query_port::<T>),
+        query_pkey: Some(device::query_pkey::<T>),
+        modify_device: if T::HAS_MODIFY_DEVICE {
+            Some(device::modify_device::<T>)
+        } else {
+            None
+        },
+        modify_port: if T::HAS_MODIFY_PORT {
+            Some(device::modify_port::<T>)
+        } else {
+            None
+        },
+        get_port_immutable: Some(device::get_port_immutable::<T>),
+        get_link_layer: Some(device::get_link_layer::<T>),
+        alloc_hw_port_stats: if T::HAS_READ_COUNTERS {
+            Some(device::alloc_hw_port_stats::<T>)
+        } else {
+            None
+        },
+        get_hw_stats: if T::HAS_READ_COUNTERS {
+            Some(device::get_hw_stats::<T>)
+        } else {
+            None
+        },
+        process_mad: if T::HAS_PMA_COUNTERS {
+            Some(device::process_mad::<T>)
+        } else {
+            None
+        },
+        alloc_ucontext: Some(ucontext::alloc_ucontext::<T>),
+        dealloc_ucontext: Some(ucontext::dealloc_ucontext::<T>),
+        disassociate_ucontext: Some(ucontext::disassociate_ucontext),
+        alloc_pd: Some(ucontext::alloc_pd::<T>),
+        dealloc_pd: Some(ucontext::dealloc_pd::<T>),
+        mmap: Some(ucontext::mmap::<T>),
+        size_ib_ucontext: size_of::<Object<ffi::ib_ucontext, <T as DeviceOps>::Ucontext>>(),
+        size_ib_pd: size_of::<Object<ffi::ib_pd, <T as DeviceOps>::Pd>>(),
+        create_cq: Some(cq::create_cq::<T>),
+        destroy_cq: Some(cq::destroy_cq::<T>),
+        resize_user_cq: if T::HAS_RESIZE_CQ {
+            Some(cq::resize_cq::<T>)
+        } else {
+            None
+        },
+        req_notify_cq: Some(cq::req_notify_cq::<T>),
+        poll_cq: Some(cq::poll_cq::<T>),
+        size_ib_cq: size_of::<CqObject<T>>(),
+        get_dma_mr: Some(mr::get_dma_mr::<T>),
+        reg_user_mr: Some(mr::reg_user_mr::<T>),
+        rereg_user_mr: if T::HAS_REREG_USER_MR {
+            Some(mr::rereg_user_mr::<T>)
+        } else {
+            None
+        },
+        dereg_mr: Some(mr::dereg_mr::<T>),
+        alloc_mr: Some(mr::alloc_mr::<T>),
+        map_mr_sg: Some(mr::map_mr_sg::<T>),
+        alloc_mw: if T::HAS_ALLOC_MW {
+            Some(mr::alloc_mw::<T>)
+        } else {
+            None
+        },
+        dealloc_mw: if T::HAS_ALLOC_MW {
+            Some(mr::dealloc_mw::<T>)
+        } else {
+            None
+        },
+        size_ib_mw: size_of::<Object<ffi::ib_mw, <T as MrOps>::Mw>>(),
+        create_srq: Some(srq::create_srq::<T>),
+        modify_srq: if T::HAS_MODIFY_SRQ {
+            Some(srq::modify_srq::<T>)
+        } else {
+            None
+        },
+        query_srq: if T::HAS_QUERY_SRQ {
+            Some(srq::query_srq::<T>)
+        } else {
+            None
+        },
+        destroy_srq: Some(srq::destroy_srq::<T>),
+        post_srq_recv: Some(qp::post_srq_recv::<T>),
+        size_ib_srq: size_of::<Object<ffi::ib_srq, <T as SrqOps>::Srq>>(),
+        create_qp: Some(qp::create_qp::<T>),
+        modify_qp: Some(qp::modify_qp::<T>),
+        query_qp: Some(qp::query_qp::<T>),
+        destroy_qp: Some(qp::destroy_qp::<T>),
+        post_send: Some(qp::post_send::<T>),
+        post_recv: Some(qp::post_recv::<T>),
+        attach_mcast: if T::HAS_ATTACH_MCAST {
+            Some(qp::attach_mcast::<T>)
+        } else {
+            None
+        },
+        detach_mcast: if T::HAS_ATTACH_MCAST {
+            Some(qp::detach_mcast::<T>)
+        } else {
+            None
+        },
+        size_ib_qp: size_of::<Object<ffi::ib_qp, <T as QpOps>::Qp>>(),
+        create_ah: Some(ah::create_ah::<T>),
+        create_user_ah: Some(ah::create_ah::<T>),
+        query_ah: Some(ah::query_ah::<T>),
+        destroy_ah: Some(ah::destroy_ah::<T>),
+        size_ib_ah: size_of::<Object<ffi::ib_ah, <T as AhOps>::Ah>>(),
+        // SAFETY: every other member is a nullable function pointer or a plain integer, for
+        // which all-zero is "absent".
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The table.
+    pub(crate) const fn build() -> &'static ffi::ib_device_ops {
+        &Self::VTABLE
+    }
+}
+
+/// Allocates, sets up and registers a device of driver `T` named `name` over `netdev`.
+pub(crate) fn register<T: Driver>(
+    name: &CStr,
+    netdev: &NetDev,
+    info: &DeviceInfo<'_>,
+    data: T,
+) -> Result {
+    device::register(name, netdev, info, data, OperationsVTable::<T>::build())
+}
