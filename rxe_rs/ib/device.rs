@@ -9,7 +9,7 @@
 //! gone; it calls `dealloc_driver` just before, which is where the driver's data is dropped.
 
 use super::{
-    netdev::{NetDev, NetDevRef},
+    netdev::{netdev_ref_from_raw, NetDev, NetDevRef},
     object::IbObject,
     uqueue::MmapTable,
 };
@@ -198,7 +198,7 @@ impl<T: DeviceOps> Device<T> {
     /// The net device of port 1, referenced.
     pub(crate) fn netdev(&self) -> Option<NetDevRef> {
         // SAFETY: `self` is a valid ib_device; ib_device_get_netdev returns a held reference.
-        unsafe { NetDevRef::from_raw_owned(ffi::ib_device_get_netdev(self.as_raw(), 1)) }
+        unsafe { netdev_ref_from_raw(ffi::ib_device_get_netdev(self.as_raw(), 1)) }
     }
 
     /// Active speed and width of `port` from the netdev's link speed (`ib_get_eth_speed`).

@@ -79,7 +79,7 @@ macro_rules! handle {
                 NonNull::new(raw).map(Self)
             }
 
-            #[allow(dead_code)]
+            #[allow(dead_code, reason = "not every handle type is passed back to ib_core")]
             pub(super) fn as_raw(&self) -> *mut $raw {
                 self.0.as_ptr()
             }

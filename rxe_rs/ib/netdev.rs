@@ -3,8 +3,12 @@
 //! `struct net_device`: borrowed and reference-counted views, and the netdev notifier.
 
 use crate::ffi;
-use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
-use kernel::{prelude::*, types::Opaque};
+use core::{marker::PhantomData, ptr::NonNull};
+use kernel::{
+    prelude::*,
+    sync::aref::{ARef, AlwaysRefCounted},
+    types::Opaque,
+};
 
 /// A network device that the caller holds a reference to for as long as `&NetDev` lives.
 #[repr(transparent)]
@@ -117,45 +121,39 @@ impl NetDev {
     }
 }
 
-/// A counted reference to a `net_device` (`dev_hold`/`dev_put`).
-pub(crate) struct NetDevRef(NonNull<ffi::net_device>);
+// SAFETY: `NetDev` methods only read device state the kernel lets any context read, or call
+// functions that take the device's own locks.
+unsafe impl Sync for NetDev {}
+// SAFETY: as above; a `NetDev` is only ever handed out by reference.
+unsafe impl Send for NetDev {}
 
-// SAFETY: a held reference may be dropped from any thread.
-unsafe impl Send for NetDevRef {}
-// SAFETY: `NetDev` methods only read through the pointer.
-unsafe impl Sync for NetDevRef {}
-
-impl NetDevRef {
-    /// A new reference to `netdev` (`dev_hold`).
-    pub(crate) fn hold(netdev: &NetDev) -> Self {
-        // SAFETY: `netdev` is valid; the reference is dropped by our `Drop`.
-        unsafe { ffi::rxe_rs_dev_hold(netdev.as_raw()) };
-        Self(NonNull::from(&netdev.0).cast())
+// SAFETY: a `net_device` is always reference counted (`dev_hold`/`dev_put`): a held reference
+// keeps it allocated until the matching put.
+unsafe impl AlwaysRefCounted for NetDev {
+    fn inc_ref(&self) {
+        // SAFETY: `self` is valid; the reference is dropped by `dec_ref`.
+        unsafe { ffi::rxe_rs_dev_hold(self.as_raw()) };
     }
 
-    /// Takes over a reference the caller already holds.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is null or a `net_device` with a reference owned by the caller, given to us.
-    pub(crate) unsafe fn from_raw_owned(ptr: *mut ffi::net_device) -> Option<Self> {
-        NonNull::new(ptr).map(Self)
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller owns one reference, which it gives up.
+        unsafe { ffi::rxe_rs_dev_put(obj.cast().as_ptr()) };
     }
 }
 
-impl Deref for NetDevRef {
-    type Target = NetDev;
-    fn deref(&self) -> &NetDev {
-        // SAFETY: we hold a reference, so the device is valid while `self` lives.
-        unsafe { NetDev::from_raw(self.0.as_ptr()) }
-    }
-}
+/// A counted reference to a `net_device` (`dev_hold`/`dev_put`); `NetDevRef::from(&netdev)`
+/// takes a new one.
+pub(crate) type NetDevRef = ARef<NetDev>;
 
-impl Drop for NetDevRef {
-    fn drop(&mut self) {
-        // SAFETY: we own one reference.
-        unsafe { ffi::rxe_rs_dev_put(self.0.as_ptr()) };
-    }
+/// Takes over a reference to `ptr` the caller already holds.
+///
+/// # Safety
+///
+/// `ptr` is null or a `net_device` with a reference owned by the caller, given to us.
+pub(crate) unsafe fn netdev_ref_from_raw(ptr: *mut ffi::net_device) -> Option<NetDevRef> {
+    let ptr = NonNull::new(ptr.cast::<NetDev>())?;
+    // SAFETY: `NetDev` is a transparent `net_device`; the caller gives us its reference.
+    Some(unsafe { ARef::from_raw(ptr) })
 }
 
 /// The netdev events the driver reacts to.

@@ -49,7 +49,7 @@ pub(crate) struct McastGroups {
 
 impl McastGroups {
     pub(crate) fn new(netdev: &NetDev) -> impl PinInit<Self> {
-        let netdev = NetDevRef::hold(netdev);
+        let netdev = NetDevRef::from(netdev);
         pin_init!(Self {
             ctl <- new_mutex!(Counts { groups: 0, attached: 0 }),
             groups <- new_spinlock_irq!(RBTree::new()),
