@@ -12,7 +12,7 @@
 
 use super::{
     device::Counter,
-    engine::{Engine, Outbox},
+    engine::{Cause, Engine, Outbox, RxeError},
     mr::access,
     qp::{QpShared, RETRANSMIT_TIMER},
     req::{lookup_local, WqeState},
@@ -26,7 +26,7 @@ use crate::proto::{
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
     wqe::{
-        self, UverbsWc, WcStatus, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR,
+        self, DmaCursor, SendWqe, UverbsWc, WcStatus, WrMask, IB_SEND_SIGNALED,
         IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
@@ -65,8 +65,8 @@ enum Outcome {
     Retry,
     /// The responder ran out of receive WQEs: retry after `timer`.
     Rnr(u8),
-    /// The WQE failed with a status; the QP goes to error.
-    Error(WcStatus),
+    /// The WQE failed; the QP goes to error.
+    Error(RxeError),
 }
 
 impl QpShared {
@@ -143,8 +143,8 @@ impl QpShared {
                     self.rnr_retry(eng, timer);
                     return;
                 }
-                Outcome::Error(status) => {
-                    self.complete_wqe(eng, status);
+                Outcome::Error(e) => {
+                    self.complete_wqe(eng, e.status);
                     self.to_error(eng, None);
                     return;
                 }
@@ -196,32 +196,13 @@ impl QpShared {
             Check::Drop => Outcome::Drop,
             Check::CompleteAndRetry => Outcome::CompleteAndRetry,
             Check::Retry => Outcome::Retry,
-            Check::Error(status) => Outcome::Error(status),
+            Check::Error(status) => Outcome::Error(RxeError::wqe(status, Cause::Check)),
             Check::Read { comp_psn, end } => {
-                let data = pkt.payload();
                 let slot = eng.sq.slot(head);
-                let mut dma = info.rx_dma;
-                let mut done = 0usize;
-                while done < data.len() {
-                    let chunk = match dma.next_chunk(
-                        |i| wqe::sge(slot, i),
-                        wqe.num_sge,
-                        (data.len() - done) as u32,
-                    ) {
-                        Ok(Some(c)) => c,
-                        _ => return Outcome::Error(IB_WC_LOC_PROT_ERR),
-                    };
-                    let len = chunk.len as usize;
-                    let Ok(mr) =
-                        lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
-                    else {
-                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                    };
-                    if mr.write(rcu, chunk.addr, &data[done..done + len]).is_err() {
-                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                    }
-                    done += len;
-                }
+                let dma = match self.read_data(rcu, &wqe, slot, info.rx_dma, pkt.payload()) {
+                    Ok(dma) => dma,
+                    Err(e) => return Outcome::Error(e),
+                };
                 if let Some(i) = eng.sq.info_mut(head) {
                     i.rx_dma = dma;
                 }
@@ -236,15 +217,8 @@ impl QpShared {
                 let Some(ack) = pkt.header::<Atmack>() else {
                     return Outcome::Drop;
                 };
-                let slot = eng.sq.slot(head);
-                let Some(sge) = wqe::sge(slot, 0) else {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                };
-                let Ok(mr) = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8) else {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                };
-                if mr.write(rcu, sge.addr, &ack.orig.to_ne_bytes()).is_err() {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                if let Err(e) = self.atomic_result(rcu, eng.sq.slot(head), ack.orig) {
+                    return Outcome::Error(e);
                 }
                 eng.comp.psn = comp_psn;
                 Outcome::Complete
@@ -270,6 +244,42 @@ impl QpShared {
                 Outcome::Retry
             }
         }
+    }
+
+    /// Writes read response data into the WQE's SGEs from `dma` on (`do_read`); the cursor
+    /// after it.
+    fn read_data(
+        &self,
+        rcu: &rcu::Guard,
+        wqe: &SendWqe,
+        slot: &[u8],
+        mut dma: DmaCursor,
+        data: &[u8],
+    ) -> Result<DmaCursor, RxeError> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let chunk = dma
+                .next_chunk(
+                    |i| wqe::sge(slot, i),
+                    wqe.num_sge,
+                    (data.len() - done) as u32,
+                )
+                .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
+                .ok_or(RxeError::local_protection(Cause::Check))?;
+            let len = chunk.len as usize;
+            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
+            mr.write(rcu, chunk.addr, &data[done..done + len])?;
+            done += len;
+        }
+        Ok(dma)
+    }
+
+    /// Writes an atomic's original value to the WQE's first SGE (`do_atomic`).
+    fn atomic_result(&self, rcu: &rcu::Guard, slot: &[u8], orig: u64) -> Result<(), RxeError> {
+        let sge = wqe::sge(slot, 0).ok_or(RxeError::local_protection(Cause::Check))?;
+        let mr = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8)?;
+        mr.write(rcu, sge.addr, &orig.to_ne_bytes())?;
+        Ok(())
     }
 
     /// Completes the oldest WQE (`do_complete`): a CQE if signalled or failed, then frees its
