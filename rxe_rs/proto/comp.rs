@@ -24,6 +24,22 @@ use super::wqe::{
     IB_WC_REM_OP_ERR, IB_WR_RDMA_READ, IB_WR_RDMA_READ_WITH_INV,
 };
 
+/// The retransmit timeout for the QP attribute `timeout`: 4.096 µs × 2^timeout (IBA 9.7.6.1.3),
+/// counted as 4 µs << timeout and saturated at `u32::MAX`; `None` for 0, which the IBA defines
+/// as infinite (no timer).
+pub const fn retransmit_usecs(timeout: u8) -> Option<u32> {
+    if timeout == 0 {
+        return None;
+    }
+    let shift = if timeout < 31 { timeout } else { 31 };
+    let usecs = 4u64 << shift;
+    Some(if usecs > u32::MAX as u64 {
+        u32::MAX
+    } else {
+        usecs as u32
+    })
+}
+
 /// `retry_cnt` / `rnr_retry` value meaning "retry for ever" (IBA 9.7.5.2.8, as C).
 pub const RETRY_INFINITE: u8 = 7;
 

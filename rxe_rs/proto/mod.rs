@@ -67,6 +67,7 @@ macro_rules! bit_mask_ops {
 pub mod av;
 pub mod comp;
 pub mod cq;
+pub mod error;
 pub mod hdr;
 pub mod icrc;
 pub mod index;

@@ -2,12 +2,19 @@
 
 //! The completer (`rxe_comp.c`): consumes acknowledgements and read/atomic responses, completes
 //! send WQEs, retries, and flushes the send queue of a QP in error.
+//!
+//! The retransmit policy lives here, all of it (the section "Retransmission" at the end): when
+//! the retransmit timer is armed and rearmed (by the requester's packets and by the completer's
+//! progress), what an expiry does, when a response starts a retry, the retry and RNR budgets
+//! and what restores them, and the go-back-N rewind of the requester. The pure decisions it
+//! carries out are in `proto::comp` (`retry`, `spend_retry`, `rewind_wqe`, `outstanding`,
+//! `retransmit_usecs`); the requester and `modify_qp` only call in here.
 
 use super::{
     device::Counter,
-    engine::{Engine, Outbox},
+    engine::{Cause, Engine, Outbox, RxeError},
     mr::access,
-    qp::QpShared,
+    qp::{QpShared, RETRANSMIT_TIMER},
     req::{lookup_local, WqeState},
 };
 use crate::ib::handles::IbEvent;
@@ -19,7 +26,7 @@ use crate::proto::{
     qp_state::{QpState, QpType},
     queue::{Index, QueueType},
     wqe::{
-        self, UverbsWc, WcStatus, WrMask, IB_SEND_SIGNALED, IB_WC_LOC_PROT_ERR,
+        self, DmaCursor, SendWqe, UverbsWc, WcStatus, WrMask, IB_SEND_SIGNALED,
         IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
@@ -58,8 +65,8 @@ enum Outcome {
     Retry,
     /// The responder ran out of receive WQEs: retry after `timer`.
     Rnr(u8),
-    /// The WQE failed with a status; the QP goes to error.
-    Error(WcStatus),
+    /// The WQE failed; the QP goes to error.
+    Error(RxeError),
 }
 
 impl QpShared {
@@ -82,11 +89,7 @@ impl QpShared {
             let before = eng.comp.psn;
             self.handle_response(eng, rcu, skb.data());
             skb.consume();
-            // Progress restarts the retransmit timer while packets are outstanding.
-            if eng.comp.psn != before && decide::outstanding(eng.req.psn, eng.comp.psn) {
-                eng.comp.timeout = false;
-                self.arm_retransmit(eng.attrs.timeout);
-            }
+            self.response_progress(eng, before);
             return true;
         }
         if !self.sq_has_wqes(eng) {
@@ -111,16 +114,7 @@ impl QpShared {
                 self.complete_wqe(eng, IB_WC_SUCCESS);
                 true
             }
-            WqeState::Pending | WqeState::Processing if eng.comp.timeout => {
-                eng.comp.timeout = false;
-                // Timeouts may be stale (the timer is pushed on, not stopped): retry only with
-                // packets outstanding.
-                if decide::outstanding(eng.req.psn, eng.comp.psn) {
-                    self.retry(eng, true)
-                } else {
-                    false
-                }
-            }
+            WqeState::Pending | WqeState::Processing if eng.comp.timeout => self.on_timeout(eng),
             _ => false,
         }
     }
@@ -149,8 +143,8 @@ impl QpShared {
                     self.rnr_retry(eng, timer);
                     return;
                 }
-                Outcome::Error(status) => {
-                    self.complete_wqe(eng, status);
+                Outcome::Error(e) => {
+                    self.complete_wqe(eng, e.status);
                     self.to_error(eng, None);
                     return;
                 }
@@ -196,39 +190,19 @@ impl QpShared {
         };
         let check = decide::check_response(eng.comp.psn, &view, &response);
         if check.restores_retries(eng.comp.psn) {
-            eng.comp.retry_cnt = eng.attrs.retry_cnt;
-            eng.comp.rnr_retry = eng.attrs.rnr_retry;
+            eng.restore_retries();
         }
         match check {
             Check::Drop => Outcome::Drop,
             Check::CompleteAndRetry => Outcome::CompleteAndRetry,
             Check::Retry => Outcome::Retry,
-            Check::Error(status) => Outcome::Error(status),
+            Check::Error(status) => Outcome::Error(RxeError::wqe(status, Cause::Check)),
             Check::Read { comp_psn, end } => {
-                let data = pkt.payload();
                 let slot = eng.sq.slot(head);
-                let mut dma = info.rx_dma;
-                let mut done = 0usize;
-                while done < data.len() {
-                    let chunk = match dma.next_chunk(
-                        |i| wqe::sge(slot, i),
-                        wqe.num_sge,
-                        (data.len() - done) as u32,
-                    ) {
-                        Ok(Some(c)) => c,
-                        _ => return Outcome::Error(IB_WC_LOC_PROT_ERR),
-                    };
-                    let len = chunk.len as usize;
-                    let Ok(mr) =
-                        lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
-                    else {
-                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                    };
-                    if mr.write(rcu, chunk.addr, &data[done..done + len]).is_err() {
-                        return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                    }
-                    done += len;
-                }
+                let dma = match self.read_data(rcu, &wqe, slot, info.rx_dma, pkt.payload()) {
+                    Ok(dma) => dma,
+                    Err(e) => return Outcome::Error(e),
+                };
                 if let Some(i) = eng.sq.info_mut(head) {
                     i.rx_dma = dma;
                 }
@@ -243,15 +217,8 @@ impl QpShared {
                 let Some(ack) = pkt.header::<Atmack>() else {
                     return Outcome::Drop;
                 };
-                let slot = eng.sq.slot(head);
-                let Some(sge) = wqe::sge(slot, 0) else {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                };
-                let Ok(mr) = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8) else {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
-                };
-                if mr.write(rcu, sge.addr, &ack.orig.to_ne_bytes()).is_err() {
-                    return Outcome::Error(IB_WC_LOC_PROT_ERR);
+                if let Err(e) = self.atomic_result(rcu, eng.sq.slot(head), ack.orig) {
+                    return Outcome::Error(e);
                 }
                 eng.comp.psn = comp_psn;
                 Outcome::Complete
@@ -277,6 +244,42 @@ impl QpShared {
                 Outcome::Retry
             }
         }
+    }
+
+    /// Writes read response data into the WQE's SGEs from `dma` on (`do_read`); the cursor
+    /// after it.
+    fn read_data(
+        &self,
+        rcu: &rcu::Guard,
+        wqe: &SendWqe,
+        slot: &[u8],
+        mut dma: DmaCursor,
+        data: &[u8],
+    ) -> Result<DmaCursor, RxeError> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let chunk = dma
+                .next_chunk(
+                    |i| wqe::sge(slot, i),
+                    wqe.num_sge,
+                    (data.len() - done) as u32,
+                )
+                .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
+                .ok_or(RxeError::local_protection(Cause::Check))?;
+            let len = chunk.len as usize;
+            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
+            mr.write(rcu, chunk.addr, &data[done..done + len])?;
+            done += len;
+        }
+        Ok(dma)
+    }
+
+    /// Writes an atomic's original value to the WQE's first SGE (`do_atomic`).
+    fn atomic_result(&self, rcu: &rcu::Guard, slot: &[u8], orig: u64) -> Result<(), RxeError> {
+        let sge = wqe::sge(slot, 0).ok_or(RxeError::local_protection(Cause::Check))?;
+        let mr = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8)?;
+        mr.write(rcu, sge.addr, &orig.to_ne_bytes())?;
+        Ok(())
     }
 
     /// Completes the oldest WQE (`do_complete`): a CQE if signalled or failed, then frees its
@@ -347,8 +350,97 @@ impl QpShared {
             }
         }
         // Progress: a fresh retry budget (C resets on every ACK).
-        eng.comp.retry_cnt = eng.attrs.retry_cnt;
-        eng.comp.rnr_retry = eng.attrs.rnr_retry;
+        eng.restore_retries();
+    }
+
+    /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
+    fn flush_send_queue(&self, eng: &mut Engine) -> bool {
+        self.resp_pkts.purge();
+        let g = *self.sq.geometry();
+        let mut progress = false;
+        for _ in 0..g.num_slots() {
+            let ends = g.ends(
+                QueueType::FromClient,
+                eng.comp.consumer,
+                self.sq.shared_producer(),
+            );
+            if ends.is_empty() {
+                break;
+            }
+            let head = eng.comp.consumer;
+            let status = match eng.sq.info(head).state {
+                // Never read: copy it in to learn its wr_id and opcode.
+                WqeState::Free => {
+                    self.fetch_wqe(eng, head);
+                    IB_WC_WR_FLUSH_ERR
+                }
+                WqeState::Error(s) => s,
+                _ => IB_WC_WR_FLUSH_ERR,
+            };
+            self.complete_wqe(eng, status);
+            progress = true;
+        }
+        progress
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retransmission: the retransmit timer, retries and their budgets, the go-back-N rewind.
+// ---------------------------------------------------------------------------------------------
+
+impl Engine {
+    /// A QP timer expired (`retransmit_timer`, `rnr_nak_timer`): the next run of the task
+    /// retries, or ends the RNR wait.
+    pub(crate) fn timer_expired(&mut self, id: u8) {
+        if id == RETRANSMIT_TIMER {
+            self.comp.timeout = true;
+        } else {
+            self.req.rnr_wait = false;
+        }
+    }
+
+    /// A fresh retry and RNR retry budget (C `reset_retry_counters`): on entering RTS and on
+    /// every progress.
+    pub(crate) fn restore_retries(&mut self) {
+        self.comp.retry_cnt = self.attrs.retry_cnt;
+        self.comp.rnr_retry = self.attrs.rnr_retry;
+    }
+}
+
+impl QpShared {
+    /// (Re)arms the retransmit timer for `timeout` ([`decide::retransmit_usecs`]), if set.
+    fn arm_retransmit(self: &Arc<Self>, timeout: u8) {
+        if let Some(usecs) = decide::retransmit_usecs(timeout) {
+            self.retransmit_timer
+                .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
+        }
+    }
+
+    /// The requester sent an RC packet: the timer runs from it, and an expiry flagged before
+    /// it is stale.
+    pub(crate) fn request_sent(self: &Arc<Self>, eng: &mut Engine) {
+        eng.comp.timeout = false;
+        self.arm_retransmit(eng.attrs.timeout);
+    }
+
+    /// A response moved `comp.psn` from `before`: progress restarts the retransmit timer while
+    /// packets are outstanding.
+    fn response_progress(self: &Arc<Self>, eng: &mut Engine, before: u32) {
+        if eng.comp.psn != before && decide::outstanding(eng.req.psn, eng.comp.psn) {
+            eng.comp.timeout = false;
+            self.arm_retransmit(eng.attrs.timeout);
+        }
+    }
+
+    /// The retransmit timer expired with a WQE in flight. Timeouts may be stale (the timer is
+    /// pushed on, not stopped): retry only with packets outstanding.
+    fn on_timeout(&self, eng: &mut Engine) -> bool {
+        eng.comp.timeout = false;
+        if decide::outstanding(eng.req.psn, eng.comp.psn) {
+            self.retry(eng, true)
+        } else {
+            false
+        }
     }
 
     /// `req_retry`: resend from the oldest unacknowledged PSN; `RETRY_EXC_ERR` when the retry
@@ -474,35 +566,5 @@ impl QpShared {
         eng.req.opcode = head
             .wqe
             .and_then(|w| decide::resume_opcode(self.qp_type, w.mask, w.length, head.dma.resid));
-    }
-
-    /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
-    fn flush_send_queue(&self, eng: &mut Engine) -> bool {
-        self.resp_pkts.purge();
-        let g = *self.sq.geometry();
-        let mut progress = false;
-        for _ in 0..g.num_slots() {
-            let ends = g.ends(
-                QueueType::FromClient,
-                eng.comp.consumer,
-                self.sq.shared_producer(),
-            );
-            if ends.is_empty() {
-                break;
-            }
-            let head = eng.comp.consumer;
-            let status = match eng.sq.info(head).state {
-                // Never read: copy it in to learn its wr_id and opcode.
-                WqeState::Free => {
-                    self.fetch_wqe(eng, head);
-                    IB_WC_WR_FLUSH_ERR
-                }
-                WqeState::Error(s) => s,
-                _ => IB_WC_WR_FLUSH_ERR,
-            };
-            self.complete_wqe(eng, status);
-            progress = true;
-        }
-        progress
     }
 }

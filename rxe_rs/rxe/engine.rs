@@ -16,7 +16,8 @@
 use super::{
     comp::CompState,
     device::{Counter, RxeDev},
-    qp::{QpShared, RETRANSMIT_TIMER, SKBS_OUT_HIGH, SKBS_OUT_LOW},
+    mr::MrError,
+    qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
     req::{ReqState, SendQueue},
     resp::RespState,
@@ -30,6 +31,7 @@ use crate::net::{
     crc,
     skb::{Route, SkBuff, TxOwner},
 };
+pub(crate) use crate::proto::error::{Cause, MemFault, QpEvent, RxeError};
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
     hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
@@ -111,8 +113,7 @@ impl Engine {
         }
         if new == QpState::Rts && old != QpState::Rts {
             self.req.rd_atomic = u32::from(self.attrs.max_rd_atomic);
-            self.comp.retry_cnt = self.attrs.retry_cnt;
-            self.comp.rnr_retry = self.attrs.rnr_retry;
+            self.restore_retries();
         }
     }
 
@@ -125,6 +126,33 @@ impl Engine {
         let mtu =
             crate::proto::params::IbMtu::from_raw(self.attrs.path_mtu).map_or(256, |m| m.bytes());
         mtu.min(dev.active_mtu_bytes())
+    }
+}
+
+/// A local buffer an MR refused (dead, key, PD, rights, range): `LOC_PROT_ERR`.
+impl From<MrError> for RxeError {
+    fn from(e: MrError) -> Self {
+        Self::local_protection(e.into())
+    }
+}
+
+impl From<MrError> for Cause {
+    fn from(e: MrError) -> Self {
+        Cause::Memory(match e {
+            MrError::Key => MemFault::Key,
+            MrError::Range => MemFault::Range,
+        })
+    }
+}
+
+/// The event an engine error raises, as ib_core knows it.
+impl From<QpEvent> for IbEvent {
+    fn from(e: QpEvent) -> Self {
+        match e {
+            QpEvent::Fatal => Self::QpFatal,
+            QpEvent::ReqErr => Self::QpReqErr,
+            QpEvent::AccessErr => Self::QpAccessErr,
+        }
     }
 }
 
@@ -323,9 +351,9 @@ impl QpShared {
         let progress = {
             let rcu = rcu::read_lock();
             let mut eng = self.eng.lock();
-            let mut progress = self.responder(&mut eng, &rcu, &mut out);
+            let mut progress = eng.responder(self, &rcu, &mut out);
             progress |= self.completer(&mut eng, &rcu, &mut out);
-            progress |= self.requester(&mut eng, &rcu, &mut out);
+            progress |= eng.requester(self, &rcu, &mut out);
             progress
         };
         self.transmit(&mut out);
@@ -360,17 +388,6 @@ impl QpShared {
         if !eng.req.rnr_wait {
             self.rnr_timer.arm(self, 1);
         }
-    }
-
-    /// (Re)arms the retransmit timer for `timeout` (4.096 µs × 2^timeout), if set.
-    pub(crate) fn arm_retransmit(self: &Arc<Self>, timeout: u8) {
-        if timeout == 0 {
-            return;
-        }
-        let usecs = 4u64 << timeout.min(31);
-        let usecs = u32::try_from(usecs).unwrap_or(u32::MAX);
-        self.retransmit_timer
-            .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
     }
 }
 
@@ -454,14 +471,7 @@ impl QpShared {
 impl TimerOwner for QpShared {
     fn timer_fired(this: ArcBorrow<'_, Self>, id: u8) {
         let this: Arc<Self> = this.into();
-        {
-            let mut eng = this.eng.lock();
-            if id == RETRANSMIT_TIMER {
-                eng.comp.timeout = true;
-            } else {
-                eng.req.rnr_wait = false;
-            }
-        }
+        this.eng.lock().timer_expired(id);
         this.kick_deferred();
     }
 }

@@ -4,14 +4,16 @@
 //! REG_MR execute on the requester's side, send nothing, and complete in order with the WQEs
 //! around them.
 
-use super::{engine::Engine, mr, qp::QpShared, req::WqeState};
+use super::{
+    engine::{Cause, Engine, RxeError},
+    mr,
+    qp::QpShared,
+    req::WqeState,
+};
 use crate::proto::{
     mw::Bind,
     queue::Index,
-    wqe::{
-        SendWqe, WrDetail, IB_WC_LOC_QP_OP_ERR, IB_WC_MW_BIND_ERR, IB_WR_BIND_MW, IB_WR_LOCAL_INV,
-        IB_WR_REG_MR,
-    },
+    wqe::{SendWqe, WrDetail, IB_WR_BIND_MW, IB_WR_LOCAL_INV, IB_WR_REG_MR},
 };
 
 impl QpShared {
@@ -25,7 +27,7 @@ impl QpShared {
                 if idx != eng.comp.consumer {
                     return false;
                 }
-                mr::invalidate_key(rxe, wqe.ex).map_err(|_| IB_WC_LOC_QP_OP_ERR)
+                mr::invalidate_key(rxe, wqe.ex).map_err(RxeError::from)
             }
             (
                 IB_WR_BIND_MW,
@@ -45,18 +47,18 @@ impl QpShared {
                     rkey,
                 };
                 mr::bind_mw(rxe, self.pd, self.uid, mw_rkey, mr_lkey, &b)
-                    .map_err(|_| IB_WC_MW_BIND_ERR)
+                    .map_err(|e| RxeError::bind(Cause::Errno(e)))
             }
             (IB_WR_REG_MR, WrDetail::Reg { key, access }) => {
-                mr::reg_fast_mr(rxe, self.pd, key, access).map_err(|_| IB_WC_LOC_QP_OP_ERR)
+                mr::reg_fast_mr(rxe, self.pd, key, access).map_err(RxeError::from)
             }
-            _ => Err(IB_WC_LOC_QP_OP_ERR),
+            _ => Err(RxeError::local_op(Cause::Check)),
         };
         let g = *self.sq.geometry();
         if let Some(info) = eng.sq.info_mut(idx) {
             info.state = match status {
                 Ok(()) => WqeState::Done,
-                Err(status) => WqeState::Error(status),
+                Err(e) => WqeState::Error(e.status),
             };
         }
         eng.req.wqe_index = g.next_index(idx);

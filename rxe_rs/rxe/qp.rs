@@ -147,6 +147,52 @@ fn state(raw: u32) -> QpState {
 }
 
 /// `hash_32(qpn, 14)`: spreads QPs over UDP source ports (ECMP), as the C driver.
+/// `max_rd_atomic` and `max_dest_rd_atomic` as `rxe_qp_from_attr` stores them: rounded up to a
+/// power of two (0 stays 0).
+fn round_rd_atomic(v: u8) -> u8 {
+    if v == 0 {
+        0
+    } else {
+        v.checked_next_power_of_two().unwrap_or(128)
+    }
+}
+
+/// `rxe_qp_from_attr`: each attribute whose mask bit is set, as stored (some rounded or
+/// masked). CUR_STATE takes `qp_state`: sic, as the C driver does.
+fn store_attrs(cur: &mut QpAttrs, attr: &QpAttrs, mask: u32) {
+    use qp_state::*;
+    let round = round_rd_atomic;
+    let psn = |v: u32| v & crate::proto::psn::PSN_MASK;
+    macro_rules! store {
+        ($($bit:ident => $($field:ident = $value:expr),+;)+) => {
+            $(if mask & $bit != 0 { $(cur.$field = $value;)+ })+
+        };
+    }
+    store! {
+        IB_QP_CUR_STATE => cur_qp_state = attr.qp_state;
+        IB_QP_STATE => qp_state = attr.qp_state;
+        IB_QP_MAX_QP_RD_ATOMIC => max_rd_atomic = round(attr.max_rd_atomic);
+        IB_QP_MAX_DEST_RD_ATOMIC => max_dest_rd_atomic = round(attr.max_dest_rd_atomic);
+        IB_QP_EN_SQD_ASYNC_NOTIFY => en_sqd_async_notify = attr.en_sqd_async_notify;
+        IB_QP_ACCESS_FLAGS => qp_access_flags = attr.qp_access_flags;
+        IB_QP_PKEY_INDEX => pkey_index = attr.pkey_index;
+        IB_QP_PORT => port_num = attr.port_num;
+        IB_QP_QKEY => qkey = attr.qkey;
+        IB_QP_AV => av = attr.av;
+        IB_QP_ALT_PATH => alt_av = attr.alt_av, alt_port_num = attr.alt_port_num,
+            alt_pkey_index = attr.alt_pkey_index, alt_timeout = attr.alt_timeout;
+        IB_QP_PATH_MTU => path_mtu = attr.path_mtu;
+        IB_QP_TIMEOUT => timeout = attr.timeout;
+        IB_QP_RETRY_CNT => retry_cnt = attr.retry_cnt;
+        IB_QP_RNR_RETRY => rnr_retry = attr.rnr_retry;
+        IB_QP_RQ_PSN => rq_psn = psn(attr.rq_psn);
+        IB_QP_MIN_RNR_TIMER => min_rnr_timer = attr.min_rnr_timer;
+        IB_QP_SQ_PSN => sq_psn = psn(attr.sq_psn);
+        IB_QP_PATH_MIG_STATE => path_mig_state = attr.path_mig_state;
+        IB_QP_DEST_QPN => dest_qp_num = attr.dest_qp_num;
+    }
+}
+
 fn src_port(qpn: u32) -> u16 {
     0xc000 | ((qpn.wrapping_mul(0x61c8_8647) >> (32 - 14)) as u16 & 0x3fff)
 }
@@ -297,34 +343,65 @@ impl RxeQp {
         Ok(())
     }
 
-    /// `rxe_modify_qp`: the checks (`proto::qp_state::chk_modify`, the AV checks of
-    /// `rxe_av_chk_attr`), then the attributes as `rxe_qp_from_attr` stores them.
+    /// `rxe_modify_qp`: the checks ([`Self::check_modify`]), then the attributes as
+    /// `rxe_qp_from_attr` stores them ([`store_attrs`]) and what the engine takes from them.
     pub(crate) fn modify(&self, attr: &QpAttrs, mask: u32) -> Result {
         use qp_state::*;
-        let round = |v: u8| {
-            if v == 0 {
-                0
-            } else {
-                v.checked_next_power_of_two().unwrap_or(128)
-            }
-        };
         // `alloc_rd_atomic_resources`: the new responder resources, allocated before the lock
         // (and before any change, so ENOMEM leaves the QP as it was; C returns it half-way).
         let rd_atomic_slots = if mask & IB_QP_MAX_DEST_RD_ATOMIC != 0 {
-            let n = usize::from(round(attr.max_dest_rd_atomic));
+            let n = usize::from(round_rd_atomic(attr.max_dest_rd_atomic));
             Some(KVec::from_elem(None, n, GFP_KERNEL)?)
         } else {
             None
         };
         let _bh = BhDisabled::new();
         let mut guard = self.shared.eng.lock();
+        let old_state = state(guard.attrs.qp_state);
+        let (pri_av, alt_av) = self.check_modify(&guard, attr, mask)?;
+        if pri_av.is_some() {
+            guard.pri_av = pri_av;
+        }
+        if alt_av.is_some() {
+            guard.alt_av = alt_av;
+        }
+        store_attrs(&mut guard.attrs, attr, mask);
+        // What the engine takes from the new attributes (`rxe_qp_from_attr`'s side effects).
+        let new_state = state(guard.attrs.qp_state);
+        guard.modified(mask, old_state, new_state);
+        // `free_rd_atomic_resources` + `alloc_rd_atomic_resources` (the old slots are freed
+        // here, under the lock: `kfree` does not sleep).
+        drop(rd_atomic_slots.map(|slots| guard.resp.replace_resources(slots)));
+        self.shared
+            .state_mirror
+            .store(new_state as u32, Ordering::Relaxed);
+        drop(guard);
+        drop(_bh);
+        if new_state != old_state && matches!(new_state, QpState::Rts | QpState::Err | QpState::Sqd)
+        {
+            // Start sending what was posted early, flush everything, or see whether the send
+            // queue is already drained.
+            self.shared.kick();
+        }
+        Ok(())
+    }
+
+    /// The checks of `modify_qp` against the QP as it is (`proto::qp_state::chk_modify`), and
+    /// the primary and alternate address vectors it sets, checked (`rxe_av_chk_attr`) and made
+    /// (`rxe_init_av`). Changes nothing.
+    fn check_modify(
+        &self,
+        eng: &Engine,
+        attr: &QpAttrs,
+        mask: u32,
+    ) -> Result<(Option<AddressVector>, Option<AddressVector>)> {
+        use qp_state::*;
         let now = QpNow {
             qp_type: self.shared.qp_type,
-            state: state(guard.attrs.qp_state),
-            sq_draining: guard.req.sq_draining,
+            state: state(eng.attrs.qp_state),
+            sq_draining: eng.req.sq_draining,
             has_srq: self.shared.srq.is_some(),
         };
-        let old_state = state(guard.attrs.qp_state);
         let check = ModifyAttr {
             qp_state: state(attr.qp_state),
             cur_qp_state: state(attr.cur_qp_state),
@@ -344,7 +421,6 @@ impl RxeQp {
             return Err(EINVAL);
         }
         chk_modify(&now, &check, mask).map_err(errno)?;
-        // rxe_av_chk_attr, as for address handles; then rxe_init_av.
         let av_of = |av: &QpAv| -> Result<AddressVector> {
             let network = match av.network_type {
                 2 => NetworkType::Ipv4,
@@ -370,62 +446,7 @@ impl RxeQp {
             (Some(av), true) => Some(av_of(av)?),
             _ => None,
         };
-        if pri_av.is_some() {
-            guard.pri_av = pri_av;
-        }
-        if alt_av.is_some() {
-            guard.alt_av = alt_av;
-        }
-        let cur = &mut guard.attrs;
-        // `rxe_qp_from_attr`: each attribute whose mask bit is set, as stored (some rounded or
-        // masked). CUR_STATE takes `qp_state`: sic, as the C driver does.
-        let psn = |v: u32| v & crate::proto::psn::PSN_MASK;
-        macro_rules! store {
-            ($($bit:ident => $($field:ident = $value:expr),+;)+) => {
-                $(if mask & $bit != 0 { $(cur.$field = $value;)+ })+
-            };
-        }
-        store! {
-            IB_QP_CUR_STATE => cur_qp_state = attr.qp_state;
-            IB_QP_STATE => qp_state = attr.qp_state;
-            IB_QP_MAX_QP_RD_ATOMIC => max_rd_atomic = round(attr.max_rd_atomic);
-            IB_QP_MAX_DEST_RD_ATOMIC => max_dest_rd_atomic = round(attr.max_dest_rd_atomic);
-            IB_QP_EN_SQD_ASYNC_NOTIFY => en_sqd_async_notify = attr.en_sqd_async_notify;
-            IB_QP_ACCESS_FLAGS => qp_access_flags = attr.qp_access_flags;
-            IB_QP_PKEY_INDEX => pkey_index = attr.pkey_index;
-            IB_QP_PORT => port_num = attr.port_num;
-            IB_QP_QKEY => qkey = attr.qkey;
-            IB_QP_AV => av = attr.av;
-            IB_QP_ALT_PATH => alt_av = attr.alt_av, alt_port_num = attr.alt_port_num,
-                alt_pkey_index = attr.alt_pkey_index, alt_timeout = attr.alt_timeout;
-            IB_QP_PATH_MTU => path_mtu = attr.path_mtu;
-            IB_QP_TIMEOUT => timeout = attr.timeout;
-            IB_QP_RETRY_CNT => retry_cnt = attr.retry_cnt;
-            IB_QP_RNR_RETRY => rnr_retry = attr.rnr_retry;
-            IB_QP_RQ_PSN => rq_psn = psn(attr.rq_psn);
-            IB_QP_MIN_RNR_TIMER => min_rnr_timer = attr.min_rnr_timer;
-            IB_QP_SQ_PSN => sq_psn = psn(attr.sq_psn);
-            IB_QP_PATH_MIG_STATE => path_mig_state = attr.path_mig_state;
-            IB_QP_DEST_QPN => dest_qp_num = attr.dest_qp_num;
-        }
-        // What the engine takes from the new attributes (`rxe_qp_from_attr`'s side effects).
-        let new_state = state(guard.attrs.qp_state);
-        guard.modified(mask, old_state, new_state);
-        // `free_rd_atomic_resources` + `alloc_rd_atomic_resources` (the old slots are freed
-        // here, under the lock: `kfree` does not sleep).
-        drop(rd_atomic_slots.map(|slots| guard.resp.replace_resources(slots)));
-        self.shared
-            .state_mirror
-            .store(new_state as u32, Ordering::Relaxed);
-        drop(guard);
-        drop(_bh);
-        if new_state != old_state && matches!(new_state, QpState::Rts | QpState::Err | QpState::Sqd)
-        {
-            // Start sending what was posted early, flush everything, or see whether the send
-            // queue is already drained.
-            self.shared.kick();
-        }
-        Ok(())
+        Ok((pri_av, alt_av))
     }
 
     /// `rxe_post_send_kernel`, one WR: written into the send ring as user space would.

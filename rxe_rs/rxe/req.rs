@@ -9,7 +9,7 @@
 
 use super::{
     device::Counter,
-    engine::{BuildError, Engine, Headers, Outbox},
+    engine::{BuildError, Cause, Engine, Headers, MemFault, OutPacket, Outbox, RxeError},
     mr::MrShared,
     qp::QpShared,
 };
@@ -21,8 +21,8 @@ use crate::proto::{
     qp_state::{QpState, QpType},
     queue::{Geometry, Index, QueueType},
     wqe::{
-        self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WcStatus, WrDetail, WrMask,
-        IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR,
+        self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WqeError, WrDetail, WrMask,
+        IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_QP_OP_ERR,
     },
 };
 use kernel::{prelude::*, sync::rcu, sync::Arc};
@@ -130,147 +130,255 @@ fn dest_av(qp: &QpShared, eng: &Engine, wqe: &SendWqe) -> Option<AddressVector> 
     }
 }
 
-impl QpShared {
-    /// One step of the requester: copy in the next WQE if needed, send its next packet.
+/// The requester's stages for one packet of the WQE it stands at (C `rxe_requester`), in
+/// order. Failures leave through [`Next::Fail`] (the WQE completes in error).
+#[derive(Clone, Copy)]
+enum Stage {
+    /// C `rxe_wqe_is_fenced`: a fence holds the WQE back.
+    CheckFence,
+    /// C `rxe_do_local_ops`: BIND_MW, LOCAL_INV, REG_MR execute here and send nothing.
+    LocalOp,
+    /// The window of unacknowledged PSNs, and packets still in the stack.
+    CheckLimits,
+    /// C `next_opcode` + `check_init_depth`: the packet's opcode, destination and credit.
+    NextOpcode,
+    /// C `init_req_packet` + `finish_packet`: headers and payload into a routed skb.
+    Build,
+    /// C `rxe_xmit_packet`: into the outbox, sent once the engine lock is released.
+    Send,
+    /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the WQE's and the QP's progress.
+    Update,
+}
+
+/// Where the requester goes after a stage.
+enum Next {
+    Stage(Stage),
+    /// Done for this step; whether it made progress.
+    Done(bool),
+    /// The WQE failed: the completer completes it with the error and moves the QP to error.
+    Fail(RxeError),
+}
+
+/// The WQE the requester stands at and the packet it is making of it.
+struct Outgoing {
+    idx: Index,
+    info: WqeInfo,
+    wqe: SendWqe,
+    /// The packet's opcode and its mask ([`Stage::NextOpcode`]).
+    opcode: u8,
+    mask: Mask,
+    av: Option<AddressVector>,
+    /// The packet takes one of the QP's read/atomic credits.
+    needs_credit: bool,
+    /// The packet's PSN and the PSNs it uses (a read: one per response).
+    psn: u32,
+    npsn: u32,
+    /// The WQE's data cursor after the packet's payload.
+    dma: DmaCursor,
+    packet: Option<OutPacket>,
+}
+
+impl Engine {
+    /// One step of the requester: the next packet of the WQE it stands at, if it may be sent.
     pub(crate) fn requester(
-        self: &Arc<Self>,
-        eng: &mut Engine,
+        &mut self,
+        qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         out: &mut Outbox,
     ) -> bool {
-        let sqd = match eng.state() {
+        let mut w = match self.next_wqe(qp, out) {
+            Ok(w) => w,
+            Err(progress) => return progress,
+        };
+        let mut stage = Stage::CheckFence;
+        // Every stage leads to a later one or out, so the loop ends.
+        loop {
+            let next = match stage {
+                Stage::CheckFence => self.check_fence(&w),
+                Stage::LocalOp => Next::Done(qp.local_op(self, w.idx, &w.wqe)),
+                Stage::CheckLimits => self.check_limits(qp),
+                Stage::NextOpcode => self.next_opcode(qp, &mut w),
+                Stage::Build => self.build(qp, rcu, &mut w),
+                Stage::Send => {
+                    if let Some(pkt) = w.packet.take() {
+                        out.push(pkt);
+                    }
+                    Next::Stage(Stage::Update)
+                }
+                Stage::Update => self.update(qp, &w),
+            };
+            match next {
+                Next::Stage(s) => stage = s,
+                Next::Done(progress) => return progress,
+                Next::Fail(e) => {
+                    qp.fail_wqe(self, w.idx, e);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// C `req_next_wqe`: the WQE at the requester's index, copied in and validated when first
+    /// reached; `Err` with the progress made when there is none to send from (not RTS or SQD,
+    /// an RNR wait, a full outbox, an empty queue, SQD before a new WQE) or the WQE is already
+    /// finished (the index moves on).
+    fn next_wqe(&mut self, qp: &QpShared, out: &Outbox) -> core::result::Result<Outgoing, bool> {
+        let sqd = match self.state() {
             QpState::Rts => false,
             QpState::Sqd => true,
-            _ => return false,
+            _ => return Err(false),
         };
-        if eng.req.rnr_wait || !out.has_room() {
-            return false;
+        if self.req.rnr_wait || !out.has_room() {
+            return Err(false);
         }
-        let g = *self.sq.geometry();
+        let g = *qp.sq.geometry();
         let ends = g.ends(
             QueueType::FromClient,
-            eng.comp.consumer,
-            self.sq.shared_producer(),
+            self.comp.consumer,
+            qp.sq.shared_producer(),
         );
         // The requester's index must lie in [consumer, producer).
-        let ahead = eng.req.wqe_index.get().wrapping_sub(ends.consumer().get()) & g.index_mask();
+        let ahead = self.req.wqe_index.get().wrapping_sub(ends.consumer().get()) & g.index_mask();
         if ahead >= ends.count() {
-            return false;
+            return Err(false);
         }
-        let idx = eng.req.wqe_index;
-        let mut info = eng.sq.info(idx);
+        let idx = self.req.wqe_index;
+        let mut info = self.sq.info(idx);
         // SQD: finish (and resend) what was started, start nothing new.
         if sqd && !info.started {
-            self.check_sq_drained(eng);
-            return false;
+            qp.check_sq_drained(self);
+            return Err(false);
         }
         if info.state == WqeState::Free {
-            info = self.fetch_wqe(eng, idx);
+            info = qp.fetch_wqe(self, idx);
         }
-        match info.state {
-            WqeState::Processing => {}
+        if info.state != WqeState::Processing {
             // Finished or failed WQEs are the completer's; move on to the next.
-            _ => {
-                eng.req.wqe_index = g.next_index(idx);
-                return true;
-            }
+            self.req.wqe_index = g.next_index(idx);
+            return Err(true);
         }
-        let Some(wqe) = info.wqe else {
-            return false;
-        };
-        // Fences (C `rxe_wqe_is_fenced`): a LOCAL_INV waits until every earlier WQE has
-        // completed (IBA 10.6.5.1, made mandatory as C does); an `IB_SEND_FENCE` WQE until no
-        // read or atomic is outstanding (IBA 10.8.3.3). The completer's next completion runs
-        // the requester again (one task).
-        if !info.started {
-            let fenced = if wqe.opcode == wqe::IB_WR_LOCAL_INV {
-                idx != eng.comp.consumer
+        let wqe = info.wqe.ok_or(false)?;
+        Ok(Outgoing {
+            idx,
+            info,
+            wqe,
+            opcode: 0,
+            mask: Mask::default(),
+            av: None,
+            needs_credit: false,
+            psn: self.req.psn,
+            npsn: 1,
+            dma: info.dma,
+            packet: None,
+        })
+    }
+
+    /// Fences: a LOCAL_INV waits until every earlier WQE has completed (IBA 10.6.5.1, made
+    /// mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic is outstanding
+    /// (IBA 10.8.3.3). The completer's next completion runs the requester again (one task).
+    fn check_fence(&self, w: &Outgoing) -> Next {
+        if !w.info.started {
+            let fenced = if w.wqe.opcode == wqe::IB_WR_LOCAL_INV {
+                w.idx != self.comp.consumer
             } else {
-                wqe.send_flags & IB_SEND_FENCE != 0
-                    && eng.req.rd_atomic != u32::from(eng.attrs.max_rd_atomic)
+                w.wqe.send_flags & IB_SEND_FENCE != 0
+                    && self.req.rd_atomic != u32::from(self.attrs.max_rd_atomic)
             };
             if fenced {
-                return false;
+                return Next::Done(false);
             }
         }
-        if wqe.mask.contains(WrMask::LOCAL_OP) {
-            return self.local_op(eng, idx, &wqe);
+        if w.wqe.mask.contains(WrMask::LOCAL_OP) {
+            return Next::Stage(Stage::LocalOp);
         }
-        let rc = self.qp_type == QpType::Rc;
-        // Window of unacknowledged PSNs.
-        if rc && psn_diff(eng.req.psn, psn_add(eng.comp.psn, MAX_UNACKED_PSNS)) > 0 {
-            return false;
+        Next::Stage(Stage::CheckLimits)
+    }
+
+    /// RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too many packets
+    /// still in the stack (UC and UD have no window).
+    fn check_limits(&self, qp: &QpShared) -> Next {
+        let window_end = psn_add(self.comp.psn, MAX_UNACKED_PSNS);
+        if qp.qp_type == QpType::Rc && psn_diff(self.req.psn, window_end) > 0 {
+            return Next::Done(false);
         }
-        // Packets still in the stack (any QP type: UC and UD have no window).
-        if !self.may_send() {
-            return false;
+        if !qp.may_send() {
+            return Next::Done(false);
         }
-        let mtu = eng.mtu(self.dev.data());
-        let fits = info.dma.resid <= mtu;
+        Next::Stage(Stage::NextOpcode)
+    }
+
+    /// The packet's opcode from the WQE's and the last packet's, its destination, and the
+    /// read/atomic credit a new read, atomic or atomic write takes (none left: wait).
+    fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Next {
+        let mtu = self.mtu(qp.dev.data());
+        let fits = w.info.dma.resid <= mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
         // completes successfully, one PSN consumed (C's "fake a successful UD send").
-        if !fits && matches!(self.qp_type, QpType::Ud | QpType::Gsi) {
-            if let Some(info) = eng.sq.info_mut(idx) {
-                info.first_psn = eng.req.psn;
-                info.last_psn = eng.req.psn;
+        if !fits && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
+            if let Some(info) = self.sq.info_mut(w.idx) {
+                info.first_psn = self.req.psn;
+                info.last_psn = self.req.psn;
                 info.started = true;
                 info.sent = true;
                 info.state = WqeState::Pending;
             }
-            eng.req.psn = psn_add(eng.req.psn, 1);
-            eng.req.opcode = Some(opcode::UD_SEND_ONLY);
-            eng.req.wqe_index = g.next_index(idx);
-            return true;
+            self.req.psn = psn_add(self.req.psn, 1);
+            self.req.opcode = Some(opcode::UD_SEND_ONLY);
+            self.req.wqe_index = qp.sq.geometry().next_index(w.idx);
+            return Next::Done(true);
         }
-        let Some(opcode) = next_opcode(self.qp_type, wqe.opcode, eng.req.opcode, fits) else {
-            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
-            return true;
+        let unsendable = RxeError::local_op(Cause::Check);
+        let Some(opcode) = next_opcode(qp.qp_type, w.wqe.opcode, self.req.opcode, fits) else {
+            return Next::Fail(unsendable);
         };
         let Some(op_info) = opcode_info(opcode) else {
-            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
-            return true;
+            return Next::Fail(unsendable);
         };
-        let Some(av) = dest_av(self, eng, &wqe) else {
-            self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
-            return true;
-        };
-        let mask = op_info.mask;
-        let needs_credit = rc
-            && mask.contains(Mask::START)
+        w.av = dest_av(qp, self, &w.wqe);
+        if w.av.is_none() {
+            return Next::Fail(unsendable);
+        }
+        w.opcode = opcode;
+        w.mask = op_info.mask;
+        w.needs_credit = qp.qp_type == QpType::Rc
+            && w.mask.contains(Mask::START)
             // As C `check_init_depth`: an ATOMIC WRITE takes a credit too.
-            && wqe
+            && w
+                .wqe
                 .mask
                 .intersects(WrMask::ATOMIC_OR_READ.union(WrMask::ATOMIC_WRITE))
-            && !info.rd_atomic_credit;
-        if needs_credit && eng.req.rd_atomic == 0 {
-            return false;
+            && !w.info.rd_atomic_credit;
+        if w.needs_credit && self.req.rd_atomic == 0 {
+            return Next::Done(false);
         }
-        let is_read = mask.contains(Mask::READ);
-        let is_atomic = mask.contains(Mask::ATOMIC);
+        Next::Stage(Stage::Build)
+    }
+
+    /// The packet: its BTH, extension headers and the next bytes of the WQE's data, routed.
+    fn build(&mut self, qp: &Arc<QpShared>, rcu: &rcu::Guard, w: &mut Outgoing) -> Next {
+        let mtu = self.mtu(qp.dev.data());
+        let (mask, wqe) = (w.mask, w.wqe);
         let payload = if mask.contains(Mask::PAYLOAD) {
-            info.dma.resid.min(mtu)
+            w.info.dma.resid.min(mtu)
         } else {
             0
         };
         let end = mask.contains(Mask::END);
         // Packets of a read: one request, `npsn` responses.
-        let npsn = if is_read {
-            (wqe.length - info.read_offset).div_ceil(mtu).max(1)
-        } else {
-            1
-        };
-        let psn = eng.req.psn;
-        eng.req.noack_pkts += 1;
-        let ack_req = rc && (end || eng.req.noack_pkts > MAX_PKT_PER_ACK);
+        if mask.contains(Mask::READ) {
+            w.npsn = (wqe.length - w.info.read_offset).div_ceil(mtu).max(1);
+        }
+        self.req.noack_pkts += 1;
+        let ack_req = qp.qp_type == QpType::Rc && (end || self.req.noack_pkts > MAX_PKT_PER_ACK);
         if ack_req {
-            eng.req.noack_pkts = 0;
+            self.req.noack_pkts = 0;
         }
         let dest_qpn = match wqe.detail {
             WrDetail::Ud { remote_qpn, .. } => remote_qpn,
-            _ => eng.attrs.dest_qp_num,
+            _ => self.attrs.dest_qp_num,
         };
         let bth = Bth {
-            opcode,
+            opcode: w.opcode,
             // As C: solicited only on the last packet of a SEND or an RDMA WRITE with immediate.
             se: end
                 && wqe.send_flags & IB_SEND_SOLICITED != 0
@@ -278,13 +386,45 @@ impl QpShared {
             pkey: DEFAULT_PKEY,
             qpn: dest_qpn,
             ack_req,
-            psn,
+            psn: w.psn,
             ..Default::default()
         };
+        let hdrs = self.request_headers(qp, w);
+        let Some(av) = w.av else {
+            return Next::Fail(RxeError::local_op(Cause::Check));
+        };
+        // The payload: the next `payload` bytes of the WQE's data.
+        let slot = self.sq.slot(w.idx);
+        let dma = &mut w.dma;
+        let res = qp.build_packet(&av, bth, &hdrs, payload as usize, |buf| {
+            fill_payload(qp, rcu, &wqe, slot, dma, buf)
+        });
+        match res {
+            Ok(pkt) => w.packet = Some(pkt),
+            Err(BuildError::NoMemory) => {
+                qp.resume_later(self);
+                return Next::Done(false);
+            }
+            // A datagram nobody can be sent to is lost on the way, as on hardware; C fails the
+            // WQE and errors the QP, which on QP1 would end the device's CM traffic.
+            Err(BuildError::Unsendable) if matches!(qp.qp_type, QpType::Ud | QpType::Gsi) => {
+                qp.dev.data().count(Counter::SendErr);
+            }
+            Err(BuildError::Unsendable) => {
+                return Next::Fail(RxeError::local_op(Cause::Unsendable));
+            }
+            Err(BuildError::Fill(e)) => return Next::Fail(e),
+        }
+        Next::Stage(Stage::Send)
+    }
+
+    /// The extension headers of a request packet, from its WQE.
+    fn request_headers(&self, qp: &QpShared, w: &Outgoing) -> Headers {
+        let (mask, wqe, info) = (w.mask, &w.wqe, &w.info);
         let mut hdrs = Headers::default();
         if mask.contains(Mask::RETH) {
             let (va, rkey, len) = match wqe.detail {
-                WrDetail::Rdma { remote_addr, rkey } if is_read => (
+                WrDetail::Rdma { remote_addr, rkey } if mask.contains(Mask::READ) => (
                     remote_addr.wrapping_add(u64::from(info.read_offset)),
                     rkey,
                     wqe.length - info.read_offset,
@@ -316,13 +456,10 @@ impl QpShared {
         if mask.contains(Mask::DETH) {
             let qkey = match wqe.detail {
                 WrDetail::Ud { remote_qkey, .. } if remote_qkey & 0x8000_0000 == 0 => remote_qkey,
-                _ if self.qp_type == QpType::Gsi => GSI_QKEY,
-                _ => eng.attrs.qkey,
+                _ if qp.qp_type == QpType::Gsi => GSI_QKEY,
+                _ => self.attrs.qkey,
             };
-            hdrs.deth = Some(Deth {
-                qkey,
-                sqp: self.qpn,
-            });
+            hdrs.deth = Some(Deth { qkey, sqp: qp.qpn });
         }
         if mask.contains(Mask::ATMETH) {
             if let WrDetail::Atomic {
@@ -341,37 +478,17 @@ impl QpShared {
                 });
             }
         }
-        // The payload: the next `payload` bytes of the WQE's data.
-        let mut dma = info.dma;
-        let slot = eng.sq.slot(idx);
-        let res = self.build_packet(&av, bth, &hdrs, payload as usize, |buf| {
-            fill_payload(self, rcu, &wqe, slot, &mut dma, buf)
-        });
-        match res {
-            Ok(pkt) => {
-                out.push(pkt);
-            }
-            Err(BuildError::NoMemory) => {
-                self.resume_later(eng);
-                return false;
-            }
-            // A datagram nobody can be sent to is lost on the way, as on hardware; C fails the
-            // WQE and errors the QP, which on QP1 would end the device's CM traffic.
-            Err(BuildError::Unsendable) if matches!(self.qp_type, QpType::Ud | QpType::Gsi) => {
-                self.dev.data().count(Counter::SendErr);
-            }
-            Err(BuildError::Unsendable) => {
-                self.fail_wqe(eng, idx, IB_WC_LOC_QP_OP_ERR);
-                return true;
-            }
-            Err(BuildError::Fill(status)) => {
-                self.fail_wqe(eng, idx, status);
-                return true;
-            }
-        }
-        // Progress (`update_wqe_state`, `update_wqe_psn`, `update_state`).
-        let Some(info) = eng.sq.info_mut(idx) else {
-            return true;
+        hdrs
+    }
+
+    /// The progress of the packet sent: the WQE's PSN range and data cursor, its credit, the
+    /// QP's next PSN and opcode, the next WQE once this one is all out, and (RC) the
+    /// retransmit timer.
+    fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing) -> Next {
+        let (mask, psn, npsn) = (w.mask, w.psn, w.npsn);
+        let end = mask.contains(Mask::END);
+        let Some(info) = self.sq.info_mut(w.idx) else {
+            return Next::Done(true);
         };
         // A WQE's PSN range is fixed by its first transmission. A resend from its middle must
         // not move it: not its first PSN (a read resent from an offset starts with a request,
@@ -385,31 +502,31 @@ impl QpShared {
         if !info.sent {
             info.last_psn = psn_add(psn, npsn - 1);
         }
-        info.dma = dma;
-        if is_read || is_atomic {
+        info.dma = w.dma;
+        if mask.contains(Mask::READ) || mask.contains(Mask::ATOMIC) {
             info.dma.resid = 0;
         }
         if end {
             info.state = WqeState::Pending;
             info.sent = true;
         }
-        if needs_credit {
-            eng.req.rd_atomic = eng.req.rd_atomic.saturating_sub(1);
+        if w.needs_credit {
+            self.req.rd_atomic = self.req.rd_atomic.saturating_sub(1);
             info.rd_atomic_credit = true;
         }
-        eng.req.psn = psn_add(psn, npsn);
-        eng.req.opcode = Some(opcode);
+        self.req.psn = psn_add(psn, npsn);
+        self.req.opcode = Some(w.opcode);
         if end {
-            eng.req.wqe_index = g.next_index(idx);
+            self.req.wqe_index = qp.sq.geometry().next_index(w.idx);
         }
-        if rc {
-            // The timer now runs from this packet: an expiry flagged before it is stale.
-            eng.comp.timeout = false;
-            self.arm_retransmit(eng.attrs.timeout);
+        if qp.qp_type == QpType::Rc {
+            qp.request_sent(self);
         }
-        true
+        Next::Done(true)
     }
+}
 
+impl QpShared {
     /// `IB_EVENT_SQ_DRAINED` once, when in SQD every WQE the requester started has completed
     /// (acknowledged, on RC): the completer has caught up with the requester, which starts
     /// nothing new in SQD. (C compares PSNs, which a UD or UC send queue never matches.)
@@ -457,10 +574,11 @@ impl QpShared {
         info
     }
 
-    /// Marks WQE `idx` failed; the completer completes it with `status` and errors the QP.
-    fn fail_wqe(&self, eng: &mut Engine, idx: Index, status: WcStatus) {
+    /// Marks WQE `idx` failed; the completer completes it with the error's status and errors
+    /// the QP.
+    fn fail_wqe(&self, eng: &mut Engine, idx: Index, e: RxeError) {
         if let Some(info) = eng.sq.info_mut(idx) {
-            info.state = WqeState::Error(status);
+            info.state = WqeState::Error(e.status);
         }
         eng.req.wqe_index = self.sq.geometry().next_index(idx);
         eng.req.opcode = None;
@@ -475,18 +593,20 @@ fn fill_payload(
     slot: &[u8],
     dma: &mut DmaCursor,
     buf: &mut [u8],
-) -> core::result::Result<(), WcStatus> {
+) -> core::result::Result<(), RxeError> {
+    // Data the WQE's own slot should hold but does not.
+    let out_of_slot = RxeError::from(WqeError::DataOutOfSlot);
     match wqe.data {
         DataKind::Inline => {
             let range = dma
                 .next_inline(buf.len() as u32)
-                .map_err(|_| IB_WC_LOC_QP_OP_ERR)?;
-            let data = wqe::inline_data(slot, wqe.length).ok_or(IB_WC_LOC_QP_OP_ERR)?;
-            buf.copy_from_slice(data.get(range).ok_or(IB_WC_LOC_QP_OP_ERR)?);
+                .map_err(|e| RxeError::local_op(Cause::Dma(e)))?;
+            let data = wqe::inline_data(slot, wqe.length).ok_or(out_of_slot)?;
+            buf.copy_from_slice(data.get(range).ok_or(out_of_slot)?);
             Ok(())
         }
         DataKind::AtomicWrite => {
-            let v = wqe::atomic_write_value(slot).ok_or(IB_WC_LOC_QP_OP_ERR)?;
+            let v = wqe::atomic_write_value(slot).ok_or(out_of_slot)?;
             let n = buf.len().min(8);
             buf[..n].copy_from_slice(&v[..n]);
             dma.resid = dma.resid.saturating_sub(n as u32);
@@ -499,12 +619,11 @@ fn fill_payload(
             while done < buf.len() {
                 let chunk = dma
                     .next_chunk(sge_at, wqe.num_sge, (buf.len() - done) as u32)
-                    .map_err(|_| IB_WC_LOC_PROT_ERR)?
-                    .ok_or(IB_WC_LOC_PROT_ERR)?;
+                    .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
+                    .ok_or(RxeError::local_protection(Cause::Check))?;
                 let len = chunk.len as usize;
                 let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len)?;
-                mr.read(rcu, chunk.addr, &mut buf[done..done + len])
-                    .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+                mr.read(rcu, chunk.addr, &mut buf[done..done + len])?;
                 done += len;
             }
             Ok(())
@@ -519,9 +638,9 @@ pub(crate) fn lookup_local(
     access: u32,
     addr: u64,
     len: usize,
-) -> core::result::Result<Arc<MrShared>, WcStatus> {
-    let mr = qp.dev.data().mr(lkey).ok_or(IB_WC_LOC_PROT_ERR)?;
-    mr.check(lkey, qp.pd, access, addr, len)
-        .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+) -> core::result::Result<Arc<MrShared>, RxeError> {
+    let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
+    let mr = qp.dev.data().mr(lkey).ok_or(no_mr)?;
+    mr.check(lkey, qp.pd, access, addr, len)?;
     Ok(mr)
 }

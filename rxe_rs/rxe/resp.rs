@@ -6,7 +6,7 @@
 
 use super::{
     device::Counter,
-    engine::{BuildError, Engine, Headers, Outbox},
+    engine::{BuildError, Cause, Engine, Headers, Outbox, RxeError},
     mr::{self, access, MrShared},
     qp::QpShared,
     req::lookup_local,
@@ -26,10 +26,9 @@ use crate::proto::{
     resources::{Kind, ReadReplay, Resource, Resources},
     resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
-        self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR,
-        IB_WC_LOC_PROT_ERR, IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_ACCESS_ERR,
-        IB_WC_REM_INV_REQ_ERR, IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE,
-        IB_WC_WITH_NETWORK_HDR_TYPE, IB_WC_WR_FLUSH_ERR,
+        self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
+        IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_INV_REQ_ERR, IB_WC_SUCCESS, IB_WC_WITH_IMM,
+        IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE, IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{prelude::*, sync::rcu, sync::Arc};
@@ -169,46 +168,95 @@ impl RespState {
     }
 }
 
-/// How a request failed (`enum resp_states` errors): the NAK, the CQE status, the event.
-struct Fail {
-    nak: NakCode,
-    status: WcStatus,
-    event: IbEvent,
+/// The responder's stages for one request (C `enum resp_states`), in the order a request goes
+/// through them. Errors leave through [`Next::Fail`] and [`Next::Reject`] (C's `RESPST_ERR_*`).
+#[derive(Clone, Copy)]
+enum Stage {
+    /// C `check_psn` (and a datagram's Q_Key).
+    CheckPsn,
+    /// C `check_op_seq`: the opcode follows the message in progress.
+    CheckOpSeq,
+    /// C `check_op_valid`: the QP's remote access rights allow the operation.
+    CheckOpValid,
+    /// C `check_resource`: a responder resource for a read or atomic, a receive WQE for a send.
+    CheckResource,
+    /// C `rxe_resp_check_length`: packet and RETH lengths.
+    CheckLength,
+    /// C `check_rkey`: the MR or window of a RETH or an atomic.
+    CheckRkey,
+    /// C `execute`: the data lands (send, write, atomic write, atomic) or a read starts.
+    Execute,
+    /// C `do_complete`: the end of a message completes its receive WQE.
+    Complete,
+    /// C `acknowledge`: ACK, atomic reply or zero-length read response.
+    Acknowledge,
 }
 
-const INVALID: Fail = Fail {
-    nak: NakCode::InvalidRequest,
-    status: IB_WC_REM_INV_REQ_ERR,
-    event: IbEvent::QpReqErr,
-};
-const ACCESS: Fail = Fail {
-    nak: NakCode::RemoteAccessError,
-    status: IB_WC_REM_ACCESS_ERR,
-    event: IbEvent::QpAccessErr,
-};
+/// Where a request goes after a stage.
+enum Next {
+    /// On to this stage.
+    Stage(Stage),
+    /// Done with the packet: executed and answered, answered from the resources, or dropped.
+    Done,
+    /// The request failed: NAK (RC), the receive WQE in progress completes with the status, the
+    /// QP goes to error (C classes A, B, C).
+    Fail(RxeError),
+    /// On RC as [`Next::Fail`]; on UC and UD the message is abandoned (its receive WQE as
+    /// [`QpShared::abandon_recv`] says) and dropped to its end (C class D1E).
+    Reject(RxeError),
+}
 
-impl QpShared {
-    /// One step of the responder.
+/// A request packet on its way through the stages.
+struct Incoming<'a> {
+    skb: &'a SkBuff,
+    pkt: Packet<'a>,
+    bth: Bth,
+    mask: Mask,
+    /// What a read's rkey resolved to: the MR (none for a zero-length read) and its address.
+    read: Option<(Option<Arc<MrShared>>, u64)>,
+    /// What an atomic's rkey resolved to.
+    atomic: Option<(Arc<MrShared>, u64)>,
+    /// An atomic's original value, for its reply.
+    orig: Option<u64>,
+}
+
+impl<'a> Incoming<'a> {
+    fn parse(skb: &'a SkBuff) -> Option<Self> {
+        let pkt = Packet::parse(skb.data().get(8..)?).ok()?;
+        Some(Self {
+            skb,
+            bth: *pkt.bth(),
+            mask: pkt.info().mask,
+            pkt,
+            read: None,
+            atomic: None,
+            orig: None,
+        })
+    }
+}
+
+impl Engine {
+    /// One step of the responder: flush in error, the next read response, or the next request.
     pub(crate) fn responder(
-        self: &Arc<Self>,
-        eng: &mut Engine,
+        &mut self,
+        qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         out: &mut Outbox,
     ) -> bool {
-        match eng.state() {
+        match self.state() {
             QpState::Err => {
-                self.req_pkts.purge();
-                eng.resp.read = None;
-                eng.resp.write = None;
+                qp.req_pkts.purge();
+                self.resp.read = None;
+                self.resp.write = None;
                 // A QP on an SRQ leaves the SRQ's WQEs alone and says it will take no more.
-                if self.srq.is_some() && !eng.resp.last_wqe_reached {
-                    eng.resp.last_wqe_reached = true;
-                    self.handle.event(IbEvent::LastWqeReached);
+                if qp.srq.is_some() && !self.resp.last_wqe_reached {
+                    self.resp.last_wqe_reached = true;
+                    qp.handle.event(IbEvent::LastWqeReached);
                 }
-                return self.flush_recv_queue(eng);
+                return qp.flush_recv_queue(self);
             }
             QpState::Reset | QpState::Init => {
-                self.req_pkts.purge();
+                qp.req_pkts.purge();
                 return false;
             }
             _ => {}
@@ -216,344 +264,433 @@ impl QpShared {
         if !out.has_room() {
             return false;
         }
-        if eng.resp.read.is_some() {
-            return self.read_reply(eng, rcu, out);
+        if self.resp.read.is_some() {
+            return qp.read_reply(self, rcu, out);
         }
-        let Some(skb) = self.req_pkts.pop() else {
+        let Some(skb) = qp.req_pkts.pop() else {
             return false;
         };
-        self.handle_request(eng, rcu, out, &skb);
+        self.handle_request(qp, rcu, out, &skb);
         skb.consume();
         true
     }
 
+    /// Runs a request through the stages until one is done with it.
     fn handle_request(
-        self: &Arc<Self>,
-        eng: &mut Engine,
+        &mut self,
+        qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         out: &mut Outbox,
         skb: &SkBuff,
     ) {
-        let Some(pkt) = skb.data().get(8..).and_then(|p| Packet::parse(p).ok()) else {
+        let Some(mut req) = Incoming::parse(skb) else {
             return;
         };
-        let bth = *pkt.bth();
-        let op = bth.opcode;
-        let mask = pkt.info().mask;
-        let psn = bth.psn;
-        let rxe = self.dev.data();
-        match self.qp_type {
-            QpType::Rc => match decide::check_psn_rc(psn, eng.resp.psn, eng.resp.sent_psn_nak) {
+        let mut stage = Stage::CheckPsn;
+        // Every stage leads to a later one or out, so the loop ends.
+        loop {
+            let next = match stage {
+                Stage::CheckPsn => self.check_psn(qp, out, &req),
+                Stage::CheckOpSeq => self.check_op_seq(qp, &req),
+                Stage::CheckOpValid => self.check_op_valid(&req),
+                Stage::CheckResource => self.check_resource(qp, rcu, out, &req),
+                Stage::CheckLength => self.check_length(qp, &req),
+                Stage::CheckRkey => self.check_rkey(qp, &mut req),
+                Stage::Execute => self.execute(qp, rcu, out, &mut req),
+                Stage::Complete => self.complete(qp, &req),
+                Stage::Acknowledge => self.acknowledge(qp, out, &req),
+            };
+            match next {
+                Next::Stage(s) => stage = s,
+                Next::Done => return,
+                Next::Fail(e) => return qp.fail(self, out, req.bth.psn, e),
+                Next::Reject(e) => return qp.reject(self, out, req.bth.psn, e),
+            }
+        }
+    }
+
+    /// In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed once; UC: a
+    /// message that lost packets is dropped to its end. A datagram needs its Q_Key instead.
+    fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
+        let psn = req.bth.psn;
+        let rxe = qp.dev.data();
+        match qp.qp_type {
+            QpType::Rc => match decide::check_psn_rc(psn, self.resp.psn, self.resp.sent_psn_nak) {
                 RcPsn::OutOfSequence { nak } => {
                     if nak {
                         // Counted once per NAK, as C: the packets after it are dropped silently.
                         rxe.count(Counter::OutOfSeqReq);
-                        eng.resp.sent_psn_nak = true;
-                        let expected = eng.resp.psn;
-                        self.send_ack(eng, out, Syndrome::Nak(NakCode::PsnSequenceError), expected);
+                        self.resp.sent_psn_nak = true;
+                        let expected = self.resp.psn;
+                        let nak = Syndrome::Nak(NakCode::PsnSequenceError);
+                        qp.send_ack(self, out, nak, expected);
                     }
-                    return;
+                    return Next::Done;
                 }
                 RcPsn::Duplicate => {
                     rxe.count(Counter::DupReq);
-                    self.duplicate(eng, out, &pkt);
-                    return;
+                    qp.duplicate(self, out, &req.pkt);
+                    return Next::Done;
                 }
-                RcPsn::Expected => eng.resp.sent_psn_nak = false,
+                RcPsn::Expected => self.resp.sent_psn_nak = false,
             },
-            QpType::Uc => match decide::check_psn_uc(
-                psn,
-                eng.resp.psn,
-                eng.resp.drop_msg,
-                mask.contains(Mask::START),
-            ) {
-                UcPsn::InSequence => {}
-                UcPsn::Restart => {
-                    // The message in progress lost its LAST (C: class D1E).
-                    self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
-                    eng.resp.psn = psn;
-                    eng.resp.drop_msg = false;
-                    eng.resp.opcode = None;
-                    eng.resp.write = None;
+            QpType::Uc => {
+                let start = req.mask.contains(Mask::START);
+                match decide::check_psn_uc(psn, self.resp.psn, self.resp.drop_msg, start) {
+                    UcPsn::InSequence => {}
+                    UcPsn::Restart => {
+                        // The message in progress lost its LAST (C: class D1E).
+                        qp.abandon_recv(self, IB_WC_REM_INV_REQ_ERR);
+                        self.resp.psn = psn;
+                        self.resp.drop_msg = false;
+                        self.resp.opcode = None;
+                        self.resp.write = None;
+                    }
+                    UcPsn::Drop => {
+                        self.resp.drop_msg = true;
+                        return Next::Done;
+                    }
                 }
-                UcPsn::Drop => {
-                    eng.resp.drop_msg = true;
-                    return;
-                }
-            },
+            }
             QpType::Ud | QpType::Gsi | QpType::Smi => {
-                let qkey = if self.qp_type == QpType::Gsi {
+                let qkey = if qp.qp_type == QpType::Gsi {
                     GSI_QKEY
                 } else {
-                    eng.attrs.qkey
+                    self.attrs.qkey
                 };
-                if pkt.header::<Deth>().is_none_or(|d| d.qkey != qkey) {
-                    return;
+                if req.pkt.header::<Deth>().is_none_or(|d| d.qkey != qkey) {
+                    return Next::Done;
                 }
             }
         }
-        let connected = matches!(self.qp_type, QpType::Rc | QpType::Uc);
-        if connected && decide::check_op_seq(eng.resp.opcode, op) != OpSeq::Ok {
-            if self.qp_type == QpType::Rc {
-                self.fail(eng, out, psn, INVALID);
-            } else {
-                // UC: class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
-                self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
-                eng.resp.drop_msg = true;
-            }
-            return;
+        Next::Stage(Stage::CheckOpSeq)
+    }
+
+    /// A connected QP's opcode must continue the message in progress (or start one). On UC a
+    /// violation is C's class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
+    fn check_op_seq(&self, qp: &QpShared, req: &Incoming<'_>) -> Next {
+        if qp.connected() && decide::check_op_seq(self.resp.opcode, req.bth.opcode) != OpSeq::Ok {
+            return Next::Reject(RxeError::INVALID_REQUEST);
         }
-        // check_op_valid: the QP's remote access rights.
-        let placement = flush_placement(&pkt);
-        if !decide::check_op_valid(eng.attrs.qp_access_flags, mask, placement) {
-            if self.qp_type == QpType::Rc {
-                self.fail(eng, out, psn, INVALID);
-            } else {
-                self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
-                eng.resp.drop_msg = true;
-            }
-            return;
+        Next::Stage(Stage::CheckOpValid)
+    }
+
+    /// The QP's remote access rights allow the operation.
+    fn check_op_valid(&self, req: &Incoming<'_>) -> Next {
+        let placement = flush_placement(&req.pkt);
+        if !decide::check_op_valid(self.attrs.qp_access_flags, req.mask, placement) {
+            return Next::Reject(RxeError::INVALID_REQUEST);
         }
-        // check_resource: a responder resource for reads, atomics and atomic writes.
-        if !decide::has_rd_atomic_resource(mask, eng.attrs.max_dest_rd_atomic) {
-            self.fail(eng, out, psn, INVALID);
-            return;
+        Next::Stage(Stage::CheckResource)
+    }
+
+    /// A responder resource for a read, an atomic or an atomic write; a receive WQE for a send
+    /// or a write with immediate (none: RNR NAK on RC, dropped otherwise). A datagram's GRH
+    /// goes into its receive buffer here, if the message fits.
+    fn check_resource(
+        &mut self,
+        qp: &QpShared,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        req: &Incoming<'_>,
+    ) -> Next {
+        let mask = req.mask;
+        if !decide::has_rd_atomic_resource(mask, self.attrs.max_dest_rd_atomic) {
+            return Next::Fail(RxeError::INVALID_REQUEST);
         }
-        // check_resource: a receive WQE for sends and writes with immediate.
-        if mask.contains(Mask::RWR) && eng.resp.recv.is_none() {
-            match self.take_recv_wqe(eng) {
-                Some(recv) => eng.resp.recv = Some(recv),
-                None => {
-                    if self.qp_type == QpType::Rc {
-                        rxe.count(Counter::SndRnr);
-                        let timer = eng.attrs.min_rnr_timer;
-                        self.send_ack(eng, out, Syndrome::RnrNak { timer }, psn);
-                    }
-                    return;
+        if !mask.contains(Mask::RWR) || self.resp.recv.is_some() {
+            return Next::Stage(Stage::CheckLength);
+        }
+        match qp.take_recv_wqe(self) {
+            Some(recv) => self.resp.recv = Some(recv),
+            None => {
+                if qp.qp_type == QpType::Rc {
+                    qp.dev.data().count(Counter::SndRnr);
+                    let timer = self.attrs.min_rnr_timer;
+                    qp.send_ack(self, out, Syndrome::RnrNak { timer }, req.bth.psn);
                 }
-            }
-            if matches!(self.qp_type, QpType::Ud | QpType::Gsi) {
-                // rxe_resp_check_length (UD): too big for the buffer is the sender's fault,
-                // not a reason to move this QP to ERROR.
-                let recv_len = eng.resp.recv.as_ref().map_or(0, |r| r.wqe.length);
-                if !decide::ud_fits(pkt.payload().len() as u32, recv_len) {
-                    self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
-                    return;
-                }
-                let mut grh = [0u8; GRH_LEN];
-                let ip = skb.ip_header();
-                if ip.len() >= 40 && ip[0] >> 4 == 6 {
-                    grh.copy_from_slice(&ip[..40]);
-                } else if ip.len() >= 20 {
-                    grh[20..].copy_from_slice(&ip[..20]);
-                }
-                if self.recv_data(eng, rcu, &grh).is_err() {
-                    self.fail(eng, out, psn, local(IB_WC_LOC_LEN_ERR));
-                    return;
-                }
+                return Next::Done;
             }
         }
-        // rxe_resp_check_length (RC, UC): packet sizes against the MTU, the RETH length.
-        let payload_len = pkt.payload().len() as u32;
-        if connected {
-            let reth_len = pkt.header::<Reth>().map(|r| r.len);
-            if !decide::check_length(mask, payload_len, eng.mtu(rxe), reth_len) {
-                self.length_error(eng, out, psn);
-                return;
+        if matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
+            // Too big for the buffer is the sender's fault, not a reason to move this QP to
+            // ERROR.
+            let recv_len = self.resp.recv.as_ref().map_or(0, |r| r.wqe.length);
+            if !decide::ud_fits(req.pkt.payload().len() as u32, recv_len) {
+                qp.abandon_recv(self, IB_WC_REM_INV_REQ_ERR);
+                return Next::Done;
+            }
+            let mut grh = [0u8; GRH_LEN];
+            let ip = req.skb.ip_header();
+            if ip.len() >= 40 && ip[0] >> 4 == 6 {
+                grh.copy_from_slice(&ip[..40]);
+            } else if ip.len() >= 20 {
+                grh[20..].copy_from_slice(&ip[..20]);
+            }
+            if let Err(e) = qp.recv_data(self, rcu, &grh) {
+                let e = RxeError {
+                    status: IB_WC_LOC_LEN_ERR,
+                    ..e
+                };
+                return Next::Fail(e.on_receive());
             }
         }
+        Next::Stage(Stage::CheckLength)
+    }
+
+    /// RC and UC: packet sizes against the MTU, the RETH length against what the IBA allows.
+    fn check_length(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Next {
+        if qp.connected() {
+            let reth_len = req.pkt.header::<Reth>().map(|r| r.len);
+            let payload_len = req.pkt.payload().len() as u32;
+            if !decide::check_length(req.mask, payload_len, self.mtu(qp.dev.data()), reth_len) {
+                return self.length_error(qp);
+            }
+        }
+        Next::Stage(Stage::CheckRkey)
+    }
+
+    /// `RESPST_ERR_LENGTH`: on RC class C (NAK invalid request, the receive WQE completes
+    /// `REM_INV_REQ_ERR`, QP to error); on UC the message is forgotten and dropped to its end,
+    /// its receive WQE completed `REM_INV_REQ_ERR` (SRQ, class E) or reused (RQ, class D).
+    fn length_error(&mut self, qp: &QpShared) -> Next {
+        if qp.qp_type != QpType::Rc {
+            self.resp.opcode = None;
+            self.resp.write = None;
+        }
+        Next::Reject(RxeError::INVALID_REQUEST)
+    }
+
+    /// The MR (or window) a RETH or an atomic names, with the rights the operation needs: a
+    /// write's target is set up, a read's and an atomic's kept for [`Stage::Execute`].
+    fn check_rkey(&mut self, qp: &QpShared, req: &mut Incoming<'_>) -> Next {
+        let mask = req.mask;
         if mask.contains(Mask::RETH) {
-            let Some(reth) = pkt.header::<Reth>() else {
-                return;
+            let Some(reth) = req.pkt.header::<Reth>() else {
+                return Next::Done;
             };
-            // RETH requests: a read, a write, an atomic write or a flush.
-            let need = decide::required_access(mask, placement);
+            let need = decide::required_access(mask, flush_placement(&req.pkt));
             // A flush of the whole MR names no range (`IB_FLUSH_MR`).
             let whole_mr = mask.contains(Mask::FLUSH)
-                && pkt
+                && req
+                    .pkt
                     .header::<Feth>()
                     .is_some_and(|f| f.selectivity_level == 1);
             let len = if whole_mr { 0 } else { reth.len as usize };
             let (mr, va) = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
                 (None, reth.va)
             } else {
-                match self.lookup_remote(reth.rkey, need, reth.va, len) {
+                match qp.lookup_remote(reth.rkey, need, reth.va, len) {
                     Some((mr, va)) => (Some(mr), va),
-                    None => {
-                        if self.qp_type == QpType::Rc {
-                            self.fail(eng, out, psn, ACCESS);
-                        } else {
-                            // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
-                            self.abandon_recv(eng, IB_WC_REM_ACCESS_ERR);
-                            eng.resp.drop_msg = true;
-                        }
-                        return;
-                    }
+                    // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
+                    None => return Next::Reject(RxeError::REMOTE_ACCESS),
                 }
             };
             if mask.contains(Mask::READ) {
-                // C rxe_prepare_res: the read is recorded for its duplicates, by its RETH.
-                let mtu = eng.mtu(rxe);
-                let res = Resource::read(psn, reth.va, reth.len, reth.rkey, mtu);
-                eng.resp.resources.record(res);
-                eng.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true, false));
-                // (`ack_psn` stays: C moves it for every request executed but a read.)
-                eng.resp.psn = psn_add(res.last_psn, 1);
-                eng.resp.opcode = None;
-                return;
+                req.read = Some((mr, va));
+            } else {
+                self.resp.write = Some(WriteTarget {
+                    mr,
+                    va,
+                    resid: reth.len,
+                    length: reth.len,
+                });
             }
-            eng.resp.write = Some(WriteTarget {
-                mr,
-                va,
-                resid: reth.len,
-                length: reth.len,
-            });
         }
         if mask.contains(Mask::ATOMIC) {
-            let Some(at) = pkt.header::<Atmeth>() else {
-                return;
+            let Some(at) = req.pkt.header::<Atmeth>() else {
+                return Next::Done;
             };
             if at.va % 8 != 0 {
-                self.fail(eng, out, psn, INVALID);
-                return;
+                return Next::Fail(RxeError::INVALID_REQUEST);
             }
-            let Some((mr, va)) = self.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8)
-            else {
-                self.fail(eng, out, psn, ACCESS);
-                return;
+            let Some(target) = qp.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8) else {
+                return Next::Fail(RxeError::REMOTE_ACCESS);
             };
-            let compare = (op & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
-            let Ok(orig) = mr.atomic(rcu, va, compare, at.swap_add) else {
-                self.fail(eng, out, psn, ACCESS);
-                return;
-            };
-            eng.resp
-                .resources
-                .record(Resource::single(psn, Kind::Atomic { orig }));
-            eng.resp.msn = eng.resp.msn.wrapping_add(1);
-            eng.resp.psn = psn_add(psn, 1);
-            eng.resp.ack_psn = eng.resp.psn;
-            eng.resp.opcode = None;
-            self.send_atomic_ack(eng, out, psn, orig);
-            return;
+            req.atomic = Some(target);
         }
-        // execute: the payload.
-        let payload = pkt.payload();
-        if mask.contains(Mask::SEND) {
-            if let Err(status) = self.recv_data(eng, rcu, payload) {
-                self.fail(eng, out, psn, local(status));
-                return;
-            }
-        } else if mask.contains(Mask::ATOMIC_WRITE) {
-            // IBA oA19-28: exactly 8 bytes, to an aligned address.
-            let ok = payload.len() == 8
-                && eng
-                    .resp
-                    .write
-                    .as_ref()
-                    .is_some_and(|w| w.resid == 8 && w.va % 8 == 0);
-            if !ok {
-                self.fail(eng, out, psn, INVALID);
-                return;
-            }
-            let ok = eng.resp.write.as_ref().is_some_and(|w| {
-                w.mr.as_ref()
-                    .is_some_and(|mr| mr.write(rcu, w.va, payload).is_ok())
-            });
-            if !ok {
-                self.fail(eng, out, psn, ACCESS);
-                return;
-            }
-        } else if mask.contains(Mask::WRITE) {
-            // check_rkey: the payload against what the write still expects.
-            let mtu = eng.mtu(rxe);
-            let fits =
-                eng.resp.write.as_ref().map(|w| {
-                    decide::check_write_length(w.resid, payload.len() as u32, bth.pad, mtu)
-                });
-            if fits == Some(false) {
-                self.length_error(eng, out, psn);
-                return;
-            }
-            let Some(w) = eng.resp.write.as_mut() else {
-                self.fail(eng, out, psn, INVALID);
-                return;
+        Next::Stage(Stage::Execute)
+    }
+
+    /// Carries the request out: a read starts its replies (sent by later steps), an atomic
+    /// operates, a send or write lands its payload, a SEND_WITH_INV invalidates its rkey; the
+    /// PSN moves on.
+    fn execute(
+        &mut self,
+        qp: &QpShared,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        req: &mut Incoming<'_>,
+    ) -> Next {
+        let (mask, psn) = (req.mask, req.bth.psn);
+        let rxe = qp.dev.data();
+        if let Some((mr, va)) = req.read.take() {
+            let Some(reth) = req.pkt.header::<Reth>() else {
+                return Next::Done;
             };
-            if payload.len() as u32 > w.resid {
-                self.fail(eng, out, psn, INVALID);
-                return;
-            }
-            if !payload.is_empty() {
-                let ok =
-                    w.mr.as_ref()
-                        .is_some_and(|mr| mr.write(rcu, w.va, payload).is_ok());
-                if !ok {
-                    self.fail(eng, out, psn, ACCESS);
-                    return;
-                }
-                w.va += payload.len() as u64;
-                w.resid -= payload.len() as u32;
-            }
+            // C rxe_prepare_res: the read is recorded for its duplicates, by its RETH.
+            let res = Resource::read(psn, reth.va, reth.len, reth.rkey, self.mtu(rxe));
+            self.resp.resources.record(res);
+            self.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true, false));
+            // (`ack_psn` stays: C moves it for every request executed but a read.)
+            self.resp.psn = psn_add(res.last_psn, 1);
+            self.resp.opcode = None;
+            return Next::Done;
+        }
+        if let Some((mr, va)) = req.atomic.take() {
+            let Some(at) = req.pkt.header::<Atmeth>() else {
+                return Next::Done;
+            };
+            let compare = (req.bth.opcode & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
+            let orig = match mr.atomic(rcu, va, compare, at.swap_add) {
+                Ok(orig) => orig,
+                Err(e) => return Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())),
+            };
+            let res = Resource::single(psn, Kind::Atomic { orig });
+            self.resp.resources.record(res);
+            req.orig = Some(orig);
+        }
+        if let Err(next) = self.land_payload(qp, rcu, req) {
+            return next;
         }
         // SEND_WITH_INV: invalidate the rkey it names. Class J error, as C: the receive WQE
         // completes with REM_INV_REQ_ERR, the request is acknowledged (no NAK: C's
         // `acknowledge` still sees the ACK syndrome) and the QP goes to error.
-        if let Some(ieth) = pkt.header::<Ieth>() {
+        if let Some(ieth) = req.pkt.header::<Ieth>() {
             if mr::invalidate_key(rxe, ieth.rkey).is_err() {
-                if eng.resp.recv.is_some() {
-                    self.complete_recv_status(eng, IB_WC_REM_INV_REQ_ERR);
+                if self.resp.recv.is_some() {
+                    qp.complete_recv_status(self, IB_WC_REM_INV_REQ_ERR);
                 }
-                if self.qp_type == QpType::Rc && bth.ack_req {
-                    self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn);
+                if qp.qp_type == QpType::Rc && req.bth.ack_req {
+                    qp.send_ack(self, out, Syndrome::ACK_UNLIMITED, psn);
                 }
-                eng.resp.write = None;
-                self.to_error(eng, None);
-                return;
+                self.resp.write = None;
+                qp.to_error(self, None);
+                return Next::Done;
             }
         }
-        eng.resp.psn = psn_add(psn, 1);
-        eng.resp.ack_psn = eng.resp.psn;
-        let end = mask.contains(Mask::END);
-        eng.resp.opcode = if end { None } else { Some(op) };
-        if end {
-            eng.resp.msn = eng.resp.msn.wrapping_add(1);
-            if mask.contains(Mask::COMP)
-                || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT))
-            {
-                // `RDMA_NETWORK_IPV4` = 2, `RDMA_NETWORK_IPV6` = 3, by the IP version.
-                let net_type = match skb.ip_header().first() {
-                    Some(b) if b >> 4 == 6 => 3,
-                    _ => 2,
-                };
-                // C11-37/38: a completion that cannot be written moves the QP to error
-                // (done) and the request is not acknowledged: the sender must not see
-                // success for a message whose completion was lost.
-                if !self.complete_recv(eng, &pkt, IB_WC_SUCCESS, net_type) {
-                    eng.resp.write = None;
-                    return;
-                }
+        self.resp.psn = psn_add(psn, 1);
+        self.resp.ack_psn = self.resp.psn;
+        if mask.contains(Mask::END) {
+            self.resp.opcode = None;
+            Next::Stage(Stage::Complete)
+        } else {
+            self.resp.opcode = Some(req.bth.opcode);
+            Next::Stage(Stage::Acknowledge)
+        }
+    }
+
+    /// The payload of a send (into the receive WQE), a write or an atomic write (into the
+    /// target MR); `Err` with where the request goes if it cannot land.
+    fn land_payload(
+        &mut self,
+        qp: &QpShared,
+        rcu: &rcu::Guard,
+        req: &Incoming<'_>,
+    ) -> core::result::Result<(), Next> {
+        let payload = req.pkt.payload();
+        let mask = req.mask;
+        if mask.contains(Mask::SEND) {
+            qp.recv_data(self, rcu, payload)
+                .map_err(|e| Next::Fail(e.on_receive()))?;
+        } else if mask.contains(Mask::ATOMIC_WRITE) {
+            // IBA oA19-28: exactly 8 bytes, to an aligned address.
+            let w = self
+                .resp
+                .write
+                .as_ref()
+                .filter(|w| payload.len() == 8 && w.resid == 8 && w.va % 8 == 0)
+                .ok_or(Next::Fail(RxeError::INVALID_REQUEST))?;
+            let mr = w.mr.as_ref().ok_or(Next::Fail(RxeError::REMOTE_ACCESS))?;
+            mr.write(rcu, w.va, payload)
+                .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
+        } else if mask.contains(Mask::WRITE) {
+            // The payload against what the write still expects.
+            let mtu = self.mtu(qp.dev.data());
+            let (len, pad) = (payload.len() as u32, req.bth.pad);
+            let fits = self
+                .resp
+                .write
+                .as_ref()
+                .map(|w| decide::check_write_length(w.resid, len, pad, mtu));
+            if fits == Some(false) {
+                return Err(self.length_error(qp));
             }
-            eng.resp.write = None;
+            let w = self
+                .resp
+                .write
+                .as_mut()
+                .filter(|w| len <= w.resid)
+                .ok_or(Next::Fail(RxeError::INVALID_REQUEST))?;
+            if !payload.is_empty() {
+                let mr = w.mr.as_ref().ok_or(Next::Fail(RxeError::REMOTE_ACCESS))?;
+                mr.write(rcu, w.va, payload)
+                    .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
+                w.va += u64::from(len);
+                w.resid -= len;
+            }
         }
-        if self.qp_type != QpType::Rc {
-            return;
+        Ok(())
+    }
+
+    /// The end of a message: the MSN moves on, and a send or a write with immediate completes
+    /// its receive WQE.
+    fn complete(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Next {
+        let mask = req.mask;
+        self.resp.msn = self.resp.msn.wrapping_add(1);
+        if mask.contains(Mask::COMP) || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT)) {
+            // `RDMA_NETWORK_IPV4` = 2, `RDMA_NETWORK_IPV6` = 3, by the IP version.
+            let net_type = match req.skb.ip_header().first() {
+                Some(b) if b >> 4 == 6 => 3,
+                _ => 2,
+            };
+            // C11-37/38: a completion that cannot be written moves the QP to error (done) and
+            // the request is not acknowledged: the sender must not see success for a message
+            // whose completion was lost.
+            if !qp.complete_recv(self, &req.pkt, IB_WC_SUCCESS, net_type) {
+                self.resp.write = None;
+                return Next::Done;
+            }
         }
-        // C `acknowledge`: a FLUSH or an ATOMIC WRITE is answered with a zero-length READ
-        // RESPONSE ONLY, and recorded so that a duplicate is answered again (C `rxe_prepare_res`).
-        match decide::reply(mask, bth.ack_req) {
+        self.resp.write = None;
+        Next::Stage(Stage::Acknowledge)
+    }
+
+    /// RC: the answer to an executed request. A FLUSH or an ATOMIC WRITE is answered with a
+    /// zero-length READ RESPONSE ONLY and recorded, so that a duplicate is answered again (C
+    /// `rxe_prepare_res`); an atomic with its original value; anything else with an ACK if it
+    /// asked for one.
+    fn acknowledge(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
+        if qp.qp_type != QpType::Rc {
+            return Next::Done;
+        }
+        let (mask, psn) = (req.mask, req.bth.psn);
+        match decide::reply(mask, req.bth.ack_req) {
             Reply::ReadResponseAck => {
                 let kind = if mask.contains(Mask::FLUSH) {
                     Kind::Flush
                 } else {
                     Kind::AtomicWrite
                 };
-                eng.resp.resources.record(Resource::single(psn, kind));
-                self.send_read_response_ack(eng, out, psn);
+                self.resp.resources.record(Resource::single(psn, kind));
+                qp.send_read_response_ack(self, out, psn);
             }
-            Reply::Ack => self.send_ack(eng, out, Syndrome::ACK_UNLIMITED, psn),
-            // Atomics are answered where they execute.
-            Reply::AtomicAck | Reply::None => {}
+            Reply::Ack => qp.send_ack(self, out, Syndrome::ACK_UNLIMITED, psn),
+            Reply::AtomicAck => {
+                if let Some(orig) = req.orig {
+                    qp.send_atomic_ack(self, out, psn, orig);
+                }
+            }
+            Reply::None => {}
         }
+        Next::Done
+    }
+}
+
+impl QpShared {
+    /// RC or UC (PSNs, message sequence, path MTU).
+    fn connected(&self) -> bool {
+        matches!(self.qp_type, QpType::Rc | QpType::Uc)
     }
 
     /// A request already executed (`duplicate_request`): re-acknowledge it, or answer a read,
@@ -609,7 +746,7 @@ impl QpShared {
             match self.lookup_remote(rkey, access::REMOTE_READ, va, len as usize) {
                 Some((mr, va)) => (Some(mr), va),
                 None => {
-                    self.fail(eng, out, psn, ACCESS);
+                    self.fail(eng, out, psn, RxeError::REMOTE_ACCESS);
                     return;
                 }
             }
@@ -651,7 +788,7 @@ impl QpShared {
         };
         let bth = self.resp_bth(eng, op, psn);
         let res = self.build_packet(&av, bth, &hdrs, len as usize, |buf| match &mr {
-            Some(mr) => mr.read(rcu, va, buf).map_err(|_| ()),
+            Some(mr) => mr.read(rcu, va, buf),
             None => Ok(()),
         });
         match res {
@@ -664,10 +801,10 @@ impl QpShared {
                 self.resume_later(eng);
                 return false;
             }
-            Err(BuildError::Fill(())) => {
+            Err(BuildError::Fill(e)) => {
                 // The MR went away under the read: NAK it and stop.
                 eng.resp.read = None;
-                self.fail(eng, out, psn, ACCESS);
+                self.fail(eng, out, psn, RxeError::REMOTE_ACCESS.because(e.into()));
                 return true;
             }
         }
@@ -748,16 +885,27 @@ impl QpShared {
 
     /// A request failed: NAK it (RC), complete the receive WQE in progress with the status, and
     /// move the QP to error (`do_class_ac_error` and friends).
-    fn fail(&self, eng: &mut Engine, out: &mut Outbox, psn: u32, f: Fail) {
-        if self.qp_type == QpType::Rc {
-            self.send_ack(eng, out, Syndrome::Nak(f.nak), psn);
+    fn fail(&self, eng: &mut Engine, out: &mut Outbox, psn: u32, e: RxeError) {
+        if let (QpType::Rc, Some(nak)) = (self.qp_type, e.nak) {
+            self.send_ack(eng, out, Syndrome::Nak(nak), psn);
         }
         if eng.resp.recv.is_some() {
-            self.complete_recv_status(eng, f.status);
+            self.complete_recv_status(eng, e.status);
         }
         eng.resp.write = None;
         eng.resp.read = None;
-        self.to_error(eng, Some(f.event));
+        self.to_error(eng, e.event.map(IbEvent::from));
+    }
+
+    /// A request refused: on RC as [`Self::fail`]; otherwise its message is abandoned (its
+    /// receive WQE completed with the status or reused) and dropped to its end.
+    fn reject(&self, eng: &mut Engine, out: &mut Outbox, psn: u32, e: RxeError) {
+        if self.qp_type == QpType::Rc {
+            self.fail(eng, out, psn, e);
+        } else {
+            self.abandon_recv(eng, e.status);
+            eng.resp.drop_msg = true;
+        }
     }
 
     /// The MR for a remote access with `rkey`, an MR's or a memory window's (`check_rkey`), and
@@ -837,13 +985,14 @@ impl QpShared {
         Some(())
     }
 
-    /// Copies `data` into the receive WQE in progress (`send_data_in`); the CQE status on failure.
-    fn recv_data(&self, eng: &mut Engine, rcu: &rcu::Guard, data: &[u8]) -> Result<(), WcStatus> {
+    /// Copies `data` into the receive WQE in progress (`send_data_in`).
+    fn recv_data(&self, eng: &mut Engine, rcu: &rcu::Guard, data: &[u8]) -> Result<(), RxeError> {
+        let no_room = RxeError::wqe(IB_WC_LOC_LEN_ERR, Cause::Check);
         let Some(recv) = eng.resp.recv.as_mut() else {
-            return Err(IB_WC_LOC_LEN_ERR);
+            return Err(no_room);
         };
         if data.len() as u32 > recv.dma.resid {
-            return Err(IB_WC_LOC_LEN_ERR);
+            return Err(no_room);
         }
         let mut done = 0usize;
         let RecvInProgress {
@@ -860,30 +1009,14 @@ impl QpShared {
                     num_sge,
                     (data.len() - done) as u32,
                 )
-                .map_err(|e| e.recv_status())?
-                .ok_or(IB_WC_LOC_LEN_ERR)?;
+                .map_err(RxeError::from)?
+                .ok_or(no_room)?;
             let len = chunk.len as usize;
-            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
-                .map_err(|_| IB_WC_LOC_PROT_ERR)?;
-            mr.write(rcu, chunk.addr, &data[done..done + len])
-                .map_err(|_| IB_WC_LOC_PROT_ERR)?;
+            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
+            mr.write(rcu, chunk.addr, &data[done..done + len])?;
             done += len;
         }
         Ok(())
-    }
-
-    /// `RESPST_ERR_LENGTH`: on RC class C (NAK invalid request, the receive WQE completes
-    /// `REM_INV_REQ_ERR`, QP to error); on UC the message is dropped and its receive WQE
-    /// completed `REM_INV_REQ_ERR` (SRQ, class E) or reused (RQ, class D).
-    fn length_error(&self, eng: &mut Engine, out: &mut Outbox, psn: u32) {
-        if self.qp_type == QpType::Rc {
-            self.fail(eng, out, psn, INVALID);
-        } else {
-            self.abandon_recv(eng, IB_WC_REM_INV_REQ_ERR);
-            eng.resp.drop_msg = true;
-            eng.resp.opcode = None;
-            eng.resp.write = None;
-        }
     }
 
     /// A UC message abandoned part-way, or a UD message too big for its buffer: its receive WQE, if it has one, is completed with
@@ -1035,14 +1168,4 @@ impl QpShared {
 /// A flush's FETH placement type (0 without a FETH), which decides the rights it needs.
 fn flush_placement(pkt: &Packet<'_>) -> u8 {
     pkt.header::<Feth>().map_or(0, |f| f.placement_type)
-}
-
-/// A local failure of the responder (length, protection) completing the receive WQE with
-/// `status`, NAK'ed as [`decide::recv_failure_nak`] says.
-fn local(status: WcStatus) -> Fail {
-    Fail {
-        nak: decide::recv_failure_nak(status),
-        status,
-        event: IbEvent::QpFatal,
-    }
 }

@@ -8,8 +8,9 @@ use std::vec::Vec;
 use proptest::prelude::*;
 
 use crate::proto::comp::{
-    check_response, nak_status, outstanding, resume_opcode, retry, rewind_wqe, spend_retry, Check,
-    HeadWqe, Resend, Response, Retry, RewindStep, RewindWqe, WqeState, RETRY_INFINITE,
+    check_response, nak_status, outstanding, resume_opcode, retransmit_usecs, retry, rewind_wqe,
+    spend_retry, Check, HeadWqe, Resend, Response, Retry, RewindStep, RewindWqe, WqeState,
+    RETRY_INFINITE,
 };
 use crate::proto::hdr::{NakCode, Syndrome};
 use crate::proto::opcode::{self, opcode_info, Mask};
@@ -1055,4 +1056,15 @@ fn naks_without_progress_and_duplicates_do_not_restore_the_retry_budgets() {
     let c = check_response(100, &write, &rnr);
     assert!(matches!(c, Check::Rnr { .. }), "{c:?}");
     assert!(!c.restores_retries(100));
+}
+
+/// The retransmit timeout (IBA 9.7.6.1.3): 4.096 µs × 2^timeout, 0 infinite, saturated.
+#[test]
+fn retransmit_timeout() {
+    assert_eq!(retransmit_usecs(0), None);
+    assert_eq!(retransmit_usecs(1), Some(8));
+    assert_eq!(retransmit_usecs(14), Some(65_536));
+    assert_eq!(retransmit_usecs(29), Some(1 << 31));
+    assert_eq!(retransmit_usecs(30), Some(u32::MAX));
+    assert_eq!(retransmit_usecs(255), Some(u32::MAX));
 }

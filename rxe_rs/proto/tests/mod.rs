@@ -7,6 +7,7 @@ mod av;
 mod comp;
 mod cq;
 mod destroy;
+mod error;
 mod fuzz;
 mod hdr;
 mod icrc;
