@@ -190,6 +190,12 @@ def unsafe_fns_without_safety(files):
         lines = open(os.path.join(ROOT, f)).read().split("\n")
         for i, l in enumerate(lines):
             if re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?unsafe\s+(?:extern\s+\"C\"\s+)?fn\s", l):
+                # A trait impl's method: its contract is the trait's `# Safety`.
+                k = i - 1
+                while k >= 0 and not re.match(r"\s*(?:unsafe\s+)?impl\b", lines[k]):
+                    k -= 1
+                if l.startswith(" ") and k >= 0 and " for " in lines[k]:
+                    continue
                 # Walk up over attributes to the doc comment.
                 j, doc = i - 1, []
                 while j >= 0 and (lines[j].strip().startswith("#[") or lines[j].strip().startswith("///")):
