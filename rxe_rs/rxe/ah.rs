@@ -3,7 +3,7 @@
 //! Address handles (`rxe_av.c`, the AH verbs of `rxe_verbs.c`): an address vector and the
 //! `ah_num` user space names it by in UD work requests.
 
-use super::{device::RxeDev, pool::PoolIndex};
+use super::pool::{IndexPool, PoolIndex};
 use crate::ib::{ah::AhInit, uqueue::UserReq};
 use crate::proto::{
     av::{AddressVector, GlobalRoute, NetworkType},
@@ -27,7 +27,7 @@ pub(crate) struct RxeAh {
 impl RxeAh {
     /// `rxe_create_ah`: checks the attributes (`rxe_ah_chk_attr`), numbers the AH, tells a user
     /// caller its number, and builds the address vector (`rxe_init_av`).
-    pub(crate) fn create(rxe: &RxeDev, attr: &AhInit, user: Option<UserReq>) -> Result<Self> {
+    pub(crate) fn create(pool: &IndexPool, attr: &AhInit, user: Option<UserReq>) -> Result<Self> {
         let (route, sgid, network) = attr.grh.ok_or(EINVAL)?;
         if i32::from(route.sgid_index) > params::PORT_GID_TBL_LEN {
             return Err(EINVAL);
@@ -37,7 +37,7 @@ impl RxeAh {
             RDMA_NETWORK_IPV6 => NetworkType::Ipv6,
             _ => return Err(EINVAL),
         };
-        let ah_num = rxe.ah_pool().take()?;
+        let ah_num = pool.take()?;
         // An old provider with no room for the response gets no number (ah_num 0 in C).
         if let Some(u) = user.filter(|u| u.outlen() >= CREATE_AH_RESP_LEN) {
             let mut resp = [0u8; CREATE_AH_RESP_LEN];

@@ -11,7 +11,7 @@
 //! `retransmit_usecs`); the requester and `modify_qp` only call in here.
 
 use super::{
-    device::Counter,
+    counters::Counter,
     engine::{Cause, Engine, Outbox, RxeError},
     mr::access,
     qp::{QpShared, RETRANSMIT_TIMER},

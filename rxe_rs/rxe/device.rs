@@ -15,11 +15,7 @@ use crate::net::tunnel::TunnelUser;
 use crate::proto::av::AddressVector;
 use crate::proto::params::{self, IbMtu, ObjectCount};
 use crate::rxe::{
-    mcast::McastGroups,
-    mr::{MrShared, MwShared},
-    pool::IndexPool,
-    qp::QpShared,
-    table::Table,
+    counters::Counter, mcast::McastGroups, mr::MemKeys, pool::IndexPool, qp::QpShared, table::Table,
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::{prelude::*, sync::Arc};
@@ -41,8 +37,6 @@ pub(crate) struct RxeDev {
     pub(super) cqs: ObjectCount,
     pub(super) mrs: ObjectCount,
     pub(super) mws: ObjectCount,
-    mr_pool: IndexPool,
-    mw_pool: IndexPool,
     ah_pool: IndexPool,
     qp_pool: IndexPool,
     srq_pool: IndexPool,
@@ -53,8 +47,8 @@ pub(crate) struct RxeDev {
     /// QPs by number, MRs by key index, address vectors by AH number: what packets and work
     /// requests name.
     qps: Pin<KBox<Table<QpShared>>>,
-    mrs_by_key: Pin<KBox<Table<MrShared>>>,
-    mws_by_key: Pin<KBox<Table<MwShared>>>,
+    /// MRs and memory windows by key.
+    keys: MemKeys,
     ahs: Pin<KBox<Table<AddressVector>>>,
     /// Multicast groups by GID (`mcg_tree`).
     mcast: Pin<KBox<McastGroups>>,
@@ -85,16 +79,13 @@ impl RxeDev {
             cqs: ObjectCount::new(params::MAX_CQ),
             mrs: ObjectCount::new(params::MAX_MR),
             mws: ObjectCount::new(params::MAX_MW),
-            mr_pool: IndexPool::new(params::MIN_MR_INDEX, params::MAX_MR_INDEX)?,
-            mw_pool: IndexPool::new(params::MIN_MW_INDEX, params::MAX_MW_INDEX)?,
             ah_pool: IndexPool::new(params::MIN_AH_INDEX, params::MAX_AH)?,
             qp_pool: IndexPool::new(params::MIN_QP_INDEX, params::MAX_QP_INDEX)?,
             srq_pool: IndexPool::new(params::MIN_SRQ_INDEX, params::MAX_SRQ_INDEX)?,
             gsi_taken: AtomicBool::new(false),
             tunnel,
             qps: KBox::pin_init(Table::new(), GFP_KERNEL)?,
-            mrs_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
-            mws_by_key: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            keys: MemKeys::new()?,
             ahs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
             mcast: KBox::pin_init(McastGroups::new(netdev), GFP_KERNEL)?,
             netdev: NetDevRef::from(netdev),
@@ -114,14 +105,6 @@ impl RxeDev {
         &self.mcast
     }
 
-    pub(crate) fn mrs_table(&self) -> &Table<MrShared> {
-        &self.mrs_by_key
-    }
-
-    pub(crate) fn mws_table(&self) -> &Table<MwShared> {
-        &self.mws_by_key
-    }
-
     pub(crate) fn ahs_table(&self) -> &Table<AddressVector> {
         &self.ahs
     }
@@ -131,14 +114,9 @@ impl RxeDev {
         self.qps.get(qpn)
     }
 
-    /// The MR with key `key` (index `key >> 8`; the caller checks the whole key).
-    pub(crate) fn mr(&self, key: u32) -> Option<Arc<MrShared>> {
-        self.mrs_by_key.get(key >> 8)
-    }
-
-    /// The memory window with rkey `key` (index `key >> 8`; the caller checks the whole key).
-    pub(crate) fn mw(&self, key: u32) -> Option<Arc<MwShared>> {
-        self.mws_by_key.get(key >> 8)
+    /// MRs and memory windows by key.
+    pub(crate) fn keys(&self) -> &MemKeys {
+        &self.keys
     }
 
     /// The address vector of AH number `ah_num`.
@@ -149,14 +127,6 @@ impl RxeDev {
     /// The active MTU in bytes.
     pub(crate) fn active_mtu_bytes(&self) -> u32 {
         IbMtu::from_raw(self.active_mtu.load(Relaxed)).map_or(256, |m| m.bytes())
-    }
-
-    pub(crate) fn mr_pool(&self) -> &IndexPool {
-        &self.mr_pool
-    }
-
-    pub(crate) fn mw_pool(&self) -> &IndexPool {
-        &self.mw_pool
     }
 
     pub(crate) fn ah_pool(&self) -> &IndexPool {
@@ -246,37 +216,6 @@ impl RxeDev {
             pr_info!("{}: set down\n", dev.name().to_str().unwrap_or("?"));
         }
     }
-}
-
-/// The hardware counters, in the C driver's order (`rxe_hw_counters.h`); names in
-/// [`RxeDev::COUNTER_NAMES`].
-#[expect(
-    dead_code,
-    reason = "counters C has and rxe-rs never bumps, kept for the names and order"
-)]
-#[derive(Clone, Copy)]
-pub(crate) enum Counter {
-    SentPkts,
-    RcvdPkts,
-    DupReq,
-    OutOfSeqReq,
-    RcvRnr,
-    SndRnr,
-    RcvSeqErr,
-    SenderSched,
-    RetryExceeded,
-    RnrRetryExceeded,
-    CompRetry,
-    SendErr,
-    LinkDowned,
-    RdmaSend,
-    RdmaRecv,
-    SentBytes,
-    RcvdBytes,
-}
-
-impl Counter {
-    const COUNT: usize = Counter::RcvdBytes as usize + 1;
 }
 
 #[vtable]

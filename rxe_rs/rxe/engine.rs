@@ -15,7 +15,8 @@
 
 use super::{
     comp::CompState,
-    device::{Counter, RxeDev},
+    counters::Counter,
+    device::RxeDev,
     mr::MrError,
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,

@@ -27,7 +27,7 @@ impl QpShared {
                 if idx != eng.comp.consumer {
                     return false;
                 }
-                mr::invalidate_key(rxe, wqe.ex).map_err(RxeError::from)
+                mr::invalidate_key(rxe.keys(), wqe.ex).map_err(RxeError::from)
             }
             (
                 IB_WR_BIND_MW,
@@ -46,11 +46,11 @@ impl QpShared {
                     access,
                     rkey,
                 };
-                mr::bind_mw(rxe, self.pd, self.uid, mw_rkey, mr_lkey, &b)
+                mr::bind_mw(rxe.keys(), self.pd, self.uid, mw_rkey, mr_lkey, &b)
                     .map_err(|e| RxeError::bind(Cause::Errno(e)))
             }
             (IB_WR_REG_MR, WrDetail::Reg { key, access }) => {
-                mr::reg_fast_mr(rxe, self.pd, key, access).map_err(RxeError::from)
+                mr::reg_fast_mr(rxe.keys(), self.pd, key, access).map_err(RxeError::from)
             }
             _ => Err(RxeError::local_op(Cause::Check)),
         };

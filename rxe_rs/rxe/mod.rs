@@ -7,6 +7,7 @@
 
 pub(crate) mod ah;
 pub(crate) mod comp;
+pub(crate) mod counters;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod engine;

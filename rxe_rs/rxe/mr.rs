@@ -14,9 +14,13 @@
 //! the old pair or the new one, never a mix, and takes no lock per packet. (The C driver just
 //! stores the two fields.)
 
-use super::{device::RxeDev, pool::PoolIndex, ring::errno};
+use super::{
+    pool::{IndexPool, PoolIndex},
+    ring::errno,
+    table::Table,
+};
 use crate::ib::{
-    device::{Device, PdId},
+    device::{Device, DeviceOps, PdId},
     mem::{KernelMem, KernelPages, PageList},
     mr::{ReregMrReq, Umem, UserMrReq},
 };
@@ -355,6 +359,36 @@ impl MrShared {
     }
 }
 
+/// The device's memory keys (C's MR and MW pools): the indices handed out, and the MRs and
+/// windows by key index, which work requests and packets name.
+pub(crate) struct MemKeys {
+    mr_pool: IndexPool,
+    mw_pool: IndexPool,
+    mrs: Pin<KBox<Table<MrShared>>>,
+    mws: Pin<KBox<Table<MwShared>>>,
+}
+
+impl MemKeys {
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            mr_pool: IndexPool::new(params::MIN_MR_INDEX, params::MAX_MR_INDEX)?,
+            mw_pool: IndexPool::new(params::MIN_MW_INDEX, params::MAX_MW_INDEX)?,
+            mrs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            mws: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+        })
+    }
+
+    /// The MR with key `key` (index `key >> 8`; the caller checks the whole key).
+    pub(crate) fn mr(&self, key: u32) -> Option<Arc<MrShared>> {
+        self.mrs.get(key >> 8)
+    }
+
+    /// The memory window with rkey `key` (index `key >> 8`; the caller checks the whole key).
+    pub(crate) fn mw(&self, key: u32) -> Option<Arc<MwShared>> {
+        self.mws.get(key >> 8)
+    }
+}
+
 /// An rxe MR (ib_core's object): the pinned memory, and the shared part in the key table.
 pub(crate) struct RxeMr {
     index: PoolIndex,
@@ -366,7 +400,7 @@ pub(crate) struct RxeMr {
 
 impl RxeMr {
     fn new(
-        dev: &Device<RxeDev>,
+        keys: &MemKeys,
         pd: PdId,
         access: u32,
         umem: Option<Umem>,
@@ -374,7 +408,7 @@ impl RxeMr {
         length: u64,
         fast_pages: Option<usize>,
     ) -> Result<(Self, u32)> {
-        let index = dev.data().mr_pool().take()?;
+        let index = keys.mr_pool.take()?;
         let key = index.new_key();
         let fast_pages = match fast_pages {
             Some(max_sg) => Some((max_sg, KernelPages::new(max_sg)?)),
@@ -416,7 +450,7 @@ impl RxeMr {
             }),
             GFP_KERNEL,
         )?;
-        dev.data().mrs_table().insert(index.get(), shared.clone())?;
+        keys.mrs.insert(index.get(), shared.clone())?;
         Ok((
             Self {
                 index,
@@ -428,12 +462,16 @@ impl RxeMr {
     }
 
     /// `rxe_get_dma_mr`: an MR over all of kernel memory (access is not validated, as in C).
-    pub(crate) fn dma(dev: &Device<RxeDev>, pd: PdId, access: i32) -> Result<(Self, u32)> {
-        Self::new(dev, pd, access as u32, None, 0, 0, None)
+    pub(crate) fn dma(keys: &MemKeys, pd: PdId, access: i32) -> Result<(Self, u32)> {
+        Self::new(keys, pd, access as u32, None, 0, 0, None)
     }
 
     /// `rxe_reg_user_mr`.
-    pub(crate) fn user(dev: &Device<RxeDev>, req: &UserMrReq) -> Result<(Self, u32)> {
+    pub(crate) fn user<T: DeviceOps>(
+        dev: &Device<T>,
+        keys: &MemKeys,
+        req: &UserMrReq,
+    ) -> Result<(Self, u32)> {
         let access = req.access as u32;
         if req.has_dmah || access & !params::ACCESS_SUPPORTED_MR != 0 {
             return Err(EOPNOTSUPP);
@@ -447,13 +485,13 @@ impl RxeMr {
         if access & resp::ACCESS_FLUSH_PERSISTENT != 0 && !umem.is_pmem() {
             return Err(EINVAL);
         }
-        Self::new(dev, req.pd, access, Some(umem), req.iova, req.length, None)
+        Self::new(keys, req.pd, access, Some(umem), req.iova, req.length, None)
     }
 
     /// `rxe_alloc_mr`: a fast-registration MR for `max_num_sg` pages, free until a REG_MR
     /// (with every remote right until then, as C `rxe_mr_init_fast`).
     pub(crate) fn fast(
-        dev: &Device<RxeDev>,
+        keys: &MemKeys,
         pd: PdId,
         mr_type: u32,
         max_num_sg: u32,
@@ -463,7 +501,7 @@ impl RxeMr {
             return Err(EINVAL);
         }
         let max = usize::try_from(max_num_sg).map_err(|_| EINVAL)?;
-        Self::new(dev, pd, mw::ACCESS_REMOTE, None, 0, 0, Some(max))
+        Self::new(keys, pd, mw::ACCESS_REMOTE, None, 0, 0, Some(max))
     }
 
     /// `rxe_rereg_user_mr`: a new PD and/or new access rights for a user MR, in place.
@@ -553,12 +591,12 @@ impl RxeMr {
 
     /// `rxe_dereg_mr`: out of the table, dead, and after a grace period unpinned (on drop).
     /// `EINVAL` while memory windows are bound to it, as C.
-    pub(crate) fn deregister(&self, dev: &Device<RxeDev>) -> Result {
+    pub(crate) fn deregister(&self, keys: &MemKeys) -> Result {
         self.shared
             .state
             .compare_exchange(0, MR_DEAD, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EINVAL)?;
-        drop(dev.data().mrs_table().remove(self.index.get()));
+        drop(keys.mrs.remove(self.index.get()));
         // After the grace period no data-path access is left: the pages can go (a user MR's
         // are unpinned on drop, a fast MR's go back to their ULP).
         if self.umem.is_some() || matches!(self.shared.mem, MrMem::Fast(_)) {
@@ -600,9 +638,9 @@ pub(crate) struct RxeMw {
 
 impl RxeMw {
     /// `rxe_alloc_mw`: the MW and its rkey (type 1 starts valid, type 2 free).
-    pub(crate) fn new(dev: &Device<RxeDev>, pd: PdId, mw_type: u32) -> Result<(Self, u32)> {
+    pub(crate) fn new(keys: &MemKeys, pd: PdId, mw_type: u32) -> Result<(Self, u32)> {
         let mw_type = MwType::from_raw(mw_type).ok_or(EINVAL)?;
-        let index = dev.data().mw_pool().take()?;
+        let index = keys.mw_pool.take()?;
         let rkey = index.new_key();
         let shared = Arc::pin_init(
             pin_init!(MwShared {
@@ -613,13 +651,13 @@ impl RxeMw {
             }),
             GFP_KERNEL,
         )?;
-        dev.data().mws_table().insert(index.get(), shared.clone())?;
+        keys.mws.insert(index.get(), shared.clone())?;
         Ok((Self { index, shared }, rkey))
     }
 
     /// `rxe_dealloc_mw`: out of the table, unbound, invalid.
-    pub(crate) fn dealloc(&self, dev: &Device<RxeDev>) {
-        drop(dev.data().mws_table().remove(self.index.get()));
+    pub(crate) fn dealloc(&self, keys: &MemKeys) {
+        drop(keys.mws.remove(self.index.get()));
         let mr = {
             let mut g = self.shared.inner.lock();
             g.win.dealloc();
@@ -632,16 +670,16 @@ impl RxeMw {
 /// `rxe_bind_mw`: BIND_MW of window `mw_rkey` to MR `mr_lkey` by a QP of `qp_pd` (`qp`: its
 /// identity, which a type 2 window records).
 pub(crate) fn bind_mw(
-    rxe: &RxeDev,
+    keys: &MemKeys,
     qp_pd: PdId,
     qp: u64,
     mw_rkey: u32,
     mr_lkey: u32,
     b: &Bind,
 ) -> Result<(), Errno> {
-    let mw = rxe.mw(mw_rkey).ok_or(Errno::Inval)?;
+    let mw = keys.mw(mw_rkey).ok_or(Errno::Inval)?;
     let mr = if b.length != 0 {
-        let mr = rxe.mr(mr_lkey).ok_or(Errno::Inval)?;
+        let mr = keys.mr(mr_lkey).ok_or(Errno::Inval)?;
         if mr.current_key() != mr_lkey || !mr.alive() {
             return Err(Errno::Inval);
         }
@@ -671,9 +709,9 @@ pub(crate) fn bind_mw(
 }
 
 /// `rxe_invalidate_mw` / `rxe_invalidate_mr`: LOCAL_INV, or SEND_WITH_INV received, of `key`.
-pub(crate) fn invalidate_key(rxe: &RxeDev, key: u32) -> Result<(), Errno> {
+pub(crate) fn invalidate_key(keys: &MemKeys, key: u32) -> Result<(), Errno> {
     if mw::rkey_is_mw(key) {
-        let mw = rxe.mw(key).ok_or(Errno::Inval)?;
+        let mw = keys.mw(key).ok_or(Errno::Inval)?;
         let old = {
             let mut g = mw.inner.lock();
             if g.win.rkey != key {
@@ -686,14 +724,14 @@ pub(crate) fn invalidate_key(rxe: &RxeDev, key: u32) -> Result<(), Errno> {
         drop(old);
         Ok(())
     } else {
-        rxe.mr(key).ok_or(Errno::Inval)?.invalidate(key)
+        keys.mr(key).ok_or(Errno::Inval)?.invalidate(key)
     }
 }
 
 /// `rxe_reg_fast_mr`: REG_MR of the MR whose index `key` names (the one the ULP's `ib_mr`
 /// is: `ib_update_fast_reg_key` only changes the low byte), by a QP of `qp_pd`.
-pub(crate) fn reg_fast_mr(rxe: &RxeDev, qp_pd: PdId, key: u32, access: u32) -> Result<(), Errno> {
-    rxe.mr(key)
+pub(crate) fn reg_fast_mr(keys: &MemKeys, qp_pd: PdId, key: u32, access: u32) -> Result<(), Errno> {
+    keys.mr(key)
         .ok_or(Errno::Inval)?
         .reg_fast(qp_pd, key, access)
 }
@@ -701,7 +739,7 @@ pub(crate) fn reg_fast_mr(rxe: &RxeDev, qp_pd: PdId, key: u32, access: u32) -> R
 /// `check_rkey`'s lookup: the MR behind `rkey` (an MR's, or a window's) for `need` rights on
 /// `len` bytes at `va`, by QP `qp` of `pd`, and the MR address `va` stands for.
 pub(crate) fn resolve_rkey(
-    rxe: &RxeDev,
+    keys: &MemKeys,
     pd: PdId,
     qp: u64,
     rkey: u32,
@@ -710,7 +748,7 @@ pub(crate) fn resolve_rkey(
     len: usize,
 ) -> Option<(Arc<MrShared>, u64)> {
     if mw::rkey_is_mw(rkey) {
-        let mw = rxe.mw(rkey)?;
+        let mw = keys.mw(rkey)?;
         let (mr, iova) = {
             let g = mw.inner.lock();
             if !g.win.allows(rkey, pd.raw(), qp, need) {
@@ -721,7 +759,7 @@ pub(crate) fn resolve_rkey(
         mr.check_range(iova, len).ok()?;
         Some((mr, iova))
     } else {
-        let mr = rxe.mr(rkey)?;
+        let mr = keys.mr(rkey)?;
         mr.check(rkey, pd, need, va, len).ok()?;
         Some((mr, va))
     }

@@ -6,11 +6,7 @@
 //! trusted before it is checked: every length comes from the packet's own headers, bounded by
 //! the bytes actually received.
 
-use super::{
-    device::{Counter, RxeDev},
-    mcast::Mgid,
-    qp::QpShared,
-};
+use super::{counters::Counter, device::RxeDev, mcast::Mgid, qp::QpShared};
 use crate::ib::device::{Device, DeviceRef};
 use crate::net::{crc, skb::SkBuff, tunnel::PacketReceiver};
 use crate::proto::{

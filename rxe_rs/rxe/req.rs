@@ -8,7 +8,7 @@
 //! the ring: user space can no longer change a WQE it has posted.
 
 use super::{
-    device::Counter,
+    counters::Counter,
     engine::{BuildError, Cause, Engine, Headers, MemFault, OutPacket, Outbox, RxeError},
     mr::MrShared,
     qp::QpShared,
@@ -640,7 +640,7 @@ pub(crate) fn lookup_local(
     len: usize,
 ) -> core::result::Result<Arc<MrShared>, RxeError> {
     let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
-    let mr = qp.dev.data().mr(lkey).ok_or(no_mr)?;
+    let mr = qp.dev.data().keys().mr(lkey).ok_or(no_mr)?;
     mr.check(lkey, qp.pd, access, addr, len)?;
     Ok(mr)
 }

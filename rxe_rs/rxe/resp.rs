@@ -5,7 +5,7 @@
 //! of a QP in error.
 
 use super::{
-    device::Counter,
+    counters::Counter,
     engine::{BuildError, Cause, Engine, Headers, Outbox, RxeError},
     mr::{self, access, MrShared},
     qp::QpShared,
@@ -557,7 +557,7 @@ impl Engine {
         // completes with REM_INV_REQ_ERR, the request is acknowledged (no NAK: C's
         // `acknowledge` still sees the ACK syndrome) and the QP goes to error.
         if let Some(ieth) = req.pkt.header::<Ieth>() {
-            if mr::invalidate_key(rxe, ieth.rkey).is_err() {
+            if mr::invalidate_key(rxe.keys(), ieth.rkey).is_err() {
                 if self.resp.recv.is_some() {
                     qp.complete_recv_status(self, IB_WC_REM_INV_REQ_ERR);
                 }
@@ -917,7 +917,15 @@ impl QpShared {
         va: u64,
         len: usize,
     ) -> Option<(Arc<MrShared>, u64)> {
-        mr::resolve_rkey(self.dev.data(), self.pd, self.uid, rkey, need, va, len)
+        mr::resolve_rkey(
+            self.dev.data().keys(),
+            self.pd,
+            self.uid,
+            rkey,
+            need,
+            va,
+            len,
+        )
     }
 
     /// The next receive WQE, copied out of the SRQ or the RQ into the QP's spare box.

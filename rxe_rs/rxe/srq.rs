@@ -2,7 +2,10 @@
 
 //! Shared receive queues, control path (`rxe_srq.c`, the SRQ verbs of `rxe_verbs.c`).
 
-use super::{device::RxeDev, pool::PoolIndex, ring::Ring};
+use super::{
+    pool::{IndexPool, PoolIndex},
+    ring::Ring,
+};
 use crate::ib::{
     handles::{IbEvent, SrqHandle},
     srq::SrqAttr,
@@ -107,7 +110,7 @@ impl RxeSrq {
     /// `rxe_create_srq`: checks (`rxe_srq_chk_init`), the ring, the user response; `attr.max_wr`
     /// becomes the rounded size.
     pub(crate) fn create(
-        rxe: &RxeDev,
+        pool: &IndexPool,
         attr: &mut SrqAttr,
         srq_type: u32,
         user: Option<UserReq>,
@@ -129,7 +132,7 @@ impl RxeSrq {
             return Err(EINVAL);
         }
         let max_sge = attr.max_sge.max(1);
-        let srq_num = rxe.srq_pool().take()?;
+        let srq_num = pool.take()?;
         let (ring, info, offer) =
             Ring::new_offered(attr.max_wr, recv_wqe_size(max_sge), user.as_ref())?;
         if let Some(u) = &user {

@@ -100,11 +100,13 @@ impl MrOps for RxeDev {
     type Mw = RxeMw;
 
     fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: i32) -> Result<(RxeMr, u32)> {
-        with_count(&dev.data().mrs, || RxeMr::dma(dev, pd, access))
+        with_count(&dev.data().mrs, || {
+            RxeMr::dma(dev.data().keys(), pd, access)
+        })
     }
 
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(RxeMr, u32)> {
-        with_count(&dev.data().mrs, || RxeMr::user(dev, req))
+        with_count(&dev.data().mrs, || RxeMr::user(dev, dev.data().keys(), req))
     }
 
     fn alloc_mr(
@@ -114,7 +116,7 @@ impl MrOps for RxeDev {
         max_num_sg: u32,
     ) -> Result<(RxeMr, u32)> {
         with_count(&dev.data().mrs, || {
-            RxeMr::fast(dev, pd, mr_type, max_num_sg)
+            RxeMr::fast(dev.data().keys(), pd, mr_type, max_num_sg)
         })
     }
 
@@ -136,17 +138,19 @@ impl MrOps for RxeDev {
 
     fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {
         // `EINVAL` while memory windows are bound to it, as C.
-        mr.deregister(dev)?;
+        mr.deregister(dev.data().keys())?;
         dev.data().mrs.put();
         Ok(())
     }
 
     fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: u32) -> Result<(RxeMw, u32)> {
-        with_count(&dev.data().mws, || RxeMw::new(dev, pd, mw_type))
+        with_count(&dev.data().mws, || {
+            RxeMw::new(dev.data().keys(), pd, mw_type)
+        })
     }
 
     fn dealloc_mw(dev: &Device<Self>, mw: &RxeMw) {
-        mw.dealloc(dev);
+        mw.dealloc(dev.data().keys());
         dev.data().mws.put();
     }
 }
@@ -162,7 +166,7 @@ impl SrqOps for RxeDev {
         user: Option<UserReq>,
         handle: SrqHandle,
     ) -> Result<(RxeSrq, u32)> {
-        RxeSrq::create(dev.data(), attr, srq_type, user, handle)
+        RxeSrq::create(dev.data().srq_pool(), attr, srq_type, user, handle)
     }
 
     fn modify_srq(
@@ -192,7 +196,7 @@ impl AhOps for RxeDev {
 
     fn create_ah(dev: &Device<Self>, attr: &AhInit, user: Option<UserReq>) -> Result<RxeAh> {
         // The AH pool's range is its bound (`RXE_MAX_AH`): no separate count needed.
-        let ah = RxeAh::create(dev.data(), attr, user)?;
+        let ah = RxeAh::create(dev.data().ah_pool(), attr, user)?;
         dev.data()
             .ahs_table()
             .insert(ah.num(), Arc::new(*ah.av(), GFP_ATOMIC)?)?;
