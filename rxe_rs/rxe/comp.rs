@@ -12,10 +12,11 @@
 
 use super::{
     counters::Counter,
+    engine::WqeState,
     engine::{Cause, Engine, Outbox, RxeError},
     mr::access,
     qp::{QpShared, RETRANSMIT_TIMER},
-    req::{lookup_local, WqeState},
+    req::lookup_local,
 };
 use crate::ib::handles::IbEvent;
 use crate::proto::{
@@ -24,32 +25,13 @@ use crate::proto::{
     packet::Packet,
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
-    queue::{Index, QueueType},
+    queue::QueueType,
     wqe::{
         self, DmaCursor, SendWqe, UverbsWc, WcStatus, WrMask, IB_SEND_SIGNALED,
         IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
 use kernel::{sync::rcu, sync::Arc};
-
-/// The completer's state (`qp->comp`).
-#[derive(Default)]
-pub(crate) struct CompState {
-    /// Next PSN expected in a response.
-    pub(crate) psn: u32,
-    /// The send queue's consumer index: the oldest WQE not completed.
-    pub(crate) consumer: Index,
-    /// Retries left (`retry_cnt`, 7 = infinite) and RNR retries left (`rnr_retry`).
-    pub(crate) retry_cnt: u8,
-    pub(crate) rnr_retry: u8,
-    /// The retransmit timer expired.
-    pub(crate) timeout: bool,
-    /// `comp.psn` when the last retry started (`started_retry`): until a response moves it on,
-    /// responses do not start another one — the rest of a stream that was already retried,
-    /// arriving out of order, would otherwise retry once per packet and make the responder
-    /// replay without end. Timeouts always retry.
-    pub(crate) retry_psn: Option<u32>,
-}
 
 /// What a response does to the oldest WQE.
 enum Outcome {
@@ -495,7 +477,7 @@ impl QpShared {
     /// PSN after it.
     fn rewind(&self, eng: &mut Engine) {
         let g = *self.sq.geometry();
-        let mtu = eng.mtu(self.dev.data());
+        let mtu = eng.mtu(self.dev.data().active_mtu_bytes());
         let comp_psn = eng.comp.psn;
         let mut i = eng.comp.consumer;
         let fetched = g

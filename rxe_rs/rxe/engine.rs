@@ -1,57 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A QP's engine: the requester, completer and responder state machines (`rxe_req.c`,
-//! `rxe_comp.c`, `rxe_resp.c`) run as one task per QP (`rxe_task.c`).
+//! A QP's engine state: what the requester, completer and responder (`rxe_req.c`,
+//! `rxe_comp.c`, `rxe_resp.c`) keep between steps, under the QP's one lock ([`Engine`]), and the
+//! packets a step builds ([`Outbox`]). The machines' steps are in `req.rs`, `comp.rs` and
+//! `resp.rs`; `task.rs` runs them.
 //!
 //! The C driver has two tasks per QP (send: requester + completer; receive: responder) and takes
-//! the QP's locks between them. Here one task runs all three, so their shared state ([`Engine`])
-//! sits under one lock that only the task takes in the data path; `modify_qp` and `query_qp`
-//! take it with bottom halves disabled.
-//!
-//! Scheduling ([`crate::proto::task::TaskState`]): a doorbell runs the task inline when it is
-//! idle (no trip through a workqueue, unlike the C driver, whose latency in our VM sits on
-//! scheduler ticks); received packets and timers defer to the BH workqueue, the modern tasklet:
-//! the engine never sleeps, and BH work runs on the softirq exit of the CPU that queued it.
+//! the QP's locks between them. Here one task runs all three, so their shared state sits under
+//! one lock that only the task takes in the data path; `modify_qp` and `query_qp` take it with
+//! bottom halves disabled.
 
-use super::{
-    comp::CompState,
-    counters::Counter,
-    device::RxeDev,
-    mr::MrError,
-    qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
-    recv,
-    req::{ReqState, SendQueue},
-    resp::RespState,
-};
-use crate::ib::{
-    handles::{with_bh_disabled, IbEvent},
-    qp::QpAttrs,
-    timer::TimerOwner,
-};
-use crate::net::{
-    crc,
-    skb::{Route, SkBuff, TxOwner},
-};
+use super::mr::{MrError, MrShared};
+use crate::ib::{handles::IbEvent, qp::QpAttrs};
+use crate::net::skb::SkBuff;
 pub(crate) use crate::proto::error::{Cause, MemFault, QpEvent, RxeError};
 use crate::proto::{
-    av::{AddressVector, GidIp, NetworkType},
-    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
-    icrc::{self, IpHeader, UDP_HDR_LEN},
-    opcode::opcode_info,
-    packet::pad_len,
+    av::AddressVector,
+    hdr::{Aeth, Atmack, Atmeth, Deth, Feth, Ieth, Immdt, Reth},
     qp_state::{QpState, IB_QP_AV, IB_QP_RQ_PSN, IB_QP_SQ_PSN},
-    queue::Geometry,
-    task::{Drain, Finish, Request},
+    queue::{Geometry, Index},
+    resources::{Resource, Resources},
+    wqe::{self, DmaCursor, RecvWqe, SendWqe},
 };
-use core::sync::atomic::Ordering;
-use kernel::{
-    prelude::*,
-    sync::{rcu, Arc, ArcBorrow},
-    workqueue::{self, WorkItem},
-};
-
-/// Steps a run may take before it yields to the workqueue (`RXE_MAX_ITERATIONS` in C is 1024).
-const BUDGET: u32 = 256;
+use kernel::{prelude::*, sync::Arc};
 
 /// The engine's state: attributes and the three machines.
 pub(crate) struct Engine {
@@ -120,13 +91,13 @@ impl Engine {
 
     /// The MTU of this QP's packets: the path MTU for connected QPs, the port's for datagrams
     /// (`get_mtu`).
-    pub(crate) fn mtu(&self, dev: &RxeDev) -> u32 {
+    pub(crate) fn mtu(&self, port_mtu: u32) -> u32 {
         if !self.connected {
-            return dev.active_mtu_bytes();
+            return port_mtu;
         }
         let mtu =
             crate::proto::params::IbMtu::from_raw(self.attrs.path_mtu).map_or(256, |m| m.bytes());
-        mtu.min(dev.active_mtu_bytes())
+        mtu.min(port_mtu)
     }
 }
 
@@ -184,220 +155,8 @@ pub(crate) enum BuildError<E> {
 
 /// A built packet, ready to go.
 pub(crate) struct OutPacket {
-    skb: SkBuff,
-    loopback: bool,
-}
-
-fn addr16(ip: GidIp) -> [u8; 16] {
-    match ip {
-        GidIp::V4(a) => {
-            let mut out = [0u8; 16];
-            out[..4].copy_from_slice(&a);
-            out
-        }
-        GidIp::V6(a) => a,
-    }
-}
-
-impl QpShared {
-    /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes written
-    /// by `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
-    pub(crate) fn build_packet<E>(
-        &self,
-        av: &AddressVector,
-        mut bth: Bth,
-        hdrs: &Headers,
-        payload_len: usize,
-        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-    ) -> core::result::Result<OutPacket, BuildError<E>> {
-        let Some(info) = opcode_info(bth.opcode) else {
-            return Err(BuildError::Unsendable);
-        };
-        let netdev = self.dev.data().netdev();
-        let pad = pad_len(payload_len);
-        bth.pad = pad as u8;
-        let len = info.length + payload_len + pad + ICRC_LEN;
-        let ipv6 = av.network_type == NetworkType::Ipv6;
-        let Ok(mut skb) = SkBuff::alloc_tx(netdev, ipv6, len) else {
-            return Err(BuildError::NoMemory);
-        };
-        {
-            let data = skb.data_mut();
-            let ok = bth.write(data).is_ok()
-                && write_opt(&hdrs.reth, info.offset(Reth::KIND), data)
-                && write_opt(&hdrs.aeth, info.offset(Aeth::KIND), data)
-                && write_opt(&hdrs.atmeth, info.offset(Atmeth::KIND), data)
-                && write_opt(&hdrs.atmack, info.offset(Atmack::KIND), data)
-                && write_opt(&hdrs.deth, info.offset(Deth::KIND), data)
-                && write_opt(&hdrs.immdt, info.offset(Immdt::KIND), data)
-                && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data)
-                && write_opt(&hdrs.feth, info.offset(Feth::KIND), data);
-            if !ok {
-                return Err(BuildError::Unsendable);
-            }
-            if let Some(payload) = data.get_mut(info.length..info.length + payload_len) {
-                fill(payload).map_err(BuildError::Fill)?;
-            }
-        }
-        let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));
-        let route = Route {
-            ipv6,
-            saddr: &saddr,
-            daddr: &daddr,
-            sport: self.src_port,
-            traffic_class: av.grh.traffic_class,
-            hop_limit: av.grh.hop_limit,
-        };
-        let Some(dst) = self.route_cache.get(netdev, ipv6, &saddr, &daddr) else {
-            return Err(BuildError::Unsendable);
-        };
-        skb.prepare(&route, dst);
-        let ip_len = if ipv6 { 40 } else { 20 };
-        {
-            let data = skb.data_mut();
-            if data.len() < ip_len + UDP_HDR_LEN {
-                return Err(BuildError::Unsendable);
-            }
-            let (ip, rest) = data.split_at_mut(ip_len);
-            let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
-            let Ok(ip) = IpHeader::parse(ip) else {
-                return Err(BuildError::Unsendable);
-            };
-            let Some(udp) = udp.first_chunk::<UDP_HDR_LEN>() else {
-                return Err(BuildError::Unsendable);
-            };
-            if icrc::generate_with(crc::crc32_le, ip, udp, payload).is_err() {
-                return Err(BuildError::Unsendable);
-            }
-        }
-        let loopback = netdev.is_own_mac(&av.dmac);
-        Ok(OutPacket { skb, loopback })
-    }
-
-    /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
-    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it.
-    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox) {
-        for pkt in packets.drain() {
-            let rxe = self.dev.data();
-            rxe.count(Counter::SentPkts);
-            // As the C driver: the packet with its IP and UDP headers.
-            rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
-            let mut skb = pkt.skb;
-            if pkt.loopback {
-                // As C's `rxe_loopback`: the packet goes straight to the receiving QP's queue,
-                // holding no reference to this one (a QP's own queue holding a reference to it
-                // would be a cycle) and not counted as held by the stack.
-                skb.loopback();
-                recv::receive_on(&self.dev, skb);
-            } else {
-                self.skbs_out.fetch_add(1, Ordering::SeqCst);
-                skb.set_tx_owner(self.clone());
-                if skb.xmit().is_err() {
-                    rxe.count(Counter::SendErr);
-                }
-            }
-        }
-    }
-
-    /// Work arrived from process context (a doorbell, `modify_qp`): run now if idle.
-    pub(crate) fn kick(self: &Arc<Self>) {
-        match self.task.request() {
-            Request::RunInline => with_bh_disabled(|| self.run()),
-            Request::Enqueue => self.enqueue(),
-            Request::Pending | Request::Dead => {}
-        }
-    }
-
-    /// Work arrived in softirq context (a packet, a timer): leave it to the BH workqueue.
-    pub(crate) fn kick_deferred(self: &Arc<Self>) {
-        if let Request::Enqueue = self.task.request_deferred() {
-            self.enqueue();
-        }
-    }
-
-    fn enqueue(self: &Arc<Self>) {
-        // Exactly one holder of `Enqueue`/`Requeue` enqueues, so the item is never pending
-        // here; if it were, the error would hand the reference back and we drop it.
-        let _ = workqueue::system_bh().enqueue(self.clone());
-    }
-
-    /// Runs the machines until nothing is left to do or the budget is spent.
-    fn run(self: &Arc<Self>) {
-        let mut budget = BUDGET;
-        loop {
-            if self.step() {
-                budget -= 1;
-                if budget > 0 {
-                    continue;
-                }
-                match self.task.out_of_budget() {
-                    Finish::Requeue => self.enqueue(),
-                    Finish::Drained => self.drained.complete_all(),
-                    Finish::Idle | Finish::Again => {}
-                }
-                return;
-            }
-            match self.task.finish() {
-                Finish::Again => continue,
-                Finish::Drained => self.drained.complete_all(),
-                Finish::Idle | Finish::Requeue => {}
-            }
-            return;
-        }
-    }
-
-    /// One step of each machine; whether any made progress.
-    fn step(self: &Arc<Self>) -> bool {
-        let mut out = Outbox::new();
-        let progress = {
-            let rcu = rcu::read_lock();
-            let mut eng = self.eng.lock();
-            let mut progress = eng.responder(self, &rcu, &mut out);
-            progress |= self.completer(&mut eng, &rcu, &mut out);
-            progress |= eng.requester(self, &rcu, &mut out);
-            progress
-        };
-        self.transmit(&mut out);
-        progress
-    }
-
-    /// Stops the engine for good (`destroy_qp`), waiting for a run in progress.
-    pub(crate) fn drain(&self) {
-        if let Drain::Wait = self.task.drain() {
-            self.drained.wait_for_completion();
-        }
-    }
-
-    /// Moves the QP to the error state (`rxe_qp_error`), raising `event`; the engine then
-    /// flushes both queues.
-    pub(crate) fn to_error(&self, eng: &mut Engine, event: Option<IbEvent>) {
-        if eng.state() != QpState::Err {
-            eng.attrs.qp_state = QpState::Err as u32;
-            self.state_mirror
-                .store(QpState::Err as u32, Ordering::Relaxed);
-            if let Some(ev) = event {
-                self.handle.event(ev);
-            }
-        }
-    }
-
-    /// A packet could not be allocated: runs the task again in a jiffy rather than failing the
-    /// WQE as C does (`LOC_QP_OP_ERR` and the QP in error for a transient GFP_ATOMIC failure).
-    /// The RNR timer serves: its expiry only clears `rnr_wait` and runs the task; during an RNR
-    /// wait it is armed already and runs the task when the wait ends.
-    pub(crate) fn resume_later(self: &Arc<Self>, eng: &Engine) {
-        if !eng.req.rnr_wait {
-            self.rnr_timer.arm(self, 1);
-        }
-    }
-}
-
-fn write_opt<H: Header>(h: &Option<H>, offset: Option<usize>, data: &mut [u8]) -> bool {
-    match (h, offset) {
-        (None, _) => true,
-        (Some(h), Some(off)) => data.get_mut(off..).is_some_and(|d| h.write(d).is_ok()),
-        (Some(_), None) => false,
-    }
+    pub(super) skb: SkBuff,
+    pub(super) loopback: bool,
 }
 
 /// Packets a step built, sent after the engine lock is released.
@@ -406,7 +165,7 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             packets: [None, None, None, None],
         }
@@ -428,51 +187,252 @@ impl Outbox {
         self.packets.iter().any(|p| p.is_none())
     }
 
-    fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
         self.packets.iter_mut().filter_map(|p| p.take())
     }
 }
 
-impl WorkItem for QpShared {
-    type Pointer = Arc<QpShared>;
+// The state of each machine (`qp->req`, `qp->comp`, `qp->resp` in C). Their steps are in
+// `req.rs`, `comp.rs` and `resp.rs`.
 
-    fn run(this: Arc<QpShared>) {
-        if this.task.start_queued() {
-            this.run();
+/// Where a WQE is in its life (`enum wqe_state`); the completer's decisions take it.
+pub(crate) use crate::proto::comp::WqeState;
+
+/// One WQE, as the engine knows it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct WqeInfo {
+    pub(crate) wqe: Option<SendWqe>,
+    pub(crate) state: WqeState,
+    pub(crate) first_psn: u32,
+    pub(crate) last_psn: u32,
+    /// Where sending stands in the WQE's data.
+    pub(crate) dma: DmaCursor,
+    /// Where read responses / the atomic result go in the WQE's SGEs.
+    pub(crate) rx_dma: DmaCursor,
+    /// Every packet was sent at least once, so `last_psn` is final (a retry resends with the
+    /// same PSNs, and an ACK of `last_psn` completes the WQE even while it is being resent).
+    pub(crate) sent: bool,
+    /// The first packet was sent at least once, so `first_psn` is set.
+    pub(crate) started: bool,
+    /// Bytes of a read already answered when it is resent (`req_retry` moves `iova` on).
+    pub(crate) read_offset: u32,
+    /// The WQE holds one of the QP's read/atomic credits until it completes
+    /// (`has_rd_atomic`): retries resend without taking another.
+    pub(crate) rd_atomic_credit: bool,
+}
+
+/// The kernel's copy of the send queue.
+pub(crate) struct SendQueue {
+    pub(super) slot_size: usize,
+    pub(super) bytes: KVVec<u8>,
+    pub(super) info: KVVec<WqeInfo>,
+}
+
+impl SendQueue {
+    pub(crate) fn new(g: &Geometry) -> Result<Self> {
+        let slots = g.num_slots() as usize;
+        let slot_size = g.slot_size() as usize;
+        let mut bytes = KVVec::new();
+        bytes.resize(slots * slot_size, 0, GFP_KERNEL)?;
+        let mut info = KVVec::new();
+        info.resize(slots, WqeInfo::default(), GFP_KERNEL)?;
+        Ok(Self {
+            slot_size,
+            bytes,
+            info,
+        })
+    }
+
+    /// The private bytes of slot `i`.
+    pub(crate) fn slot(&self, i: Index) -> &[u8] {
+        let start = i.get() as usize * self.slot_size;
+        self.bytes.get(start..start + self.slot_size).unwrap_or(&[])
+    }
+
+    pub(super) fn slot_mut(&mut self, i: Index) -> &mut [u8] {
+        let start = i.get() as usize * self.slot_size;
+        self.bytes
+            .get_mut(start..start + self.slot_size)
+            .unwrap_or(&mut [])
+    }
+
+    pub(crate) fn info(&self, i: Index) -> WqeInfo {
+        self.info.get(i.get() as usize).copied().unwrap_or_default()
+    }
+
+    pub(crate) fn info_mut(&mut self, i: Index) -> Option<&mut WqeInfo> {
+        self.info.get_mut(i.get() as usize)
+    }
+}
+
+/// The requester's state (`qp->req`).
+#[derive(Default)]
+pub(crate) struct ReqState {
+    /// Next PSN to send.
+    pub(crate) psn: u32,
+    /// BTH opcode of the last packet sent (`qp->req.opcode`), `None` after a reset or retry.
+    pub(crate) opcode: Option<u8>,
+    /// Next WQE to send from (between the completer's consumer index and the producer).
+    pub(crate) wqe_index: Index,
+    /// Read/atomic credits left (`max_rd_atomic`).
+    pub(crate) rd_atomic: u32,
+    /// Packets since the last ACK request.
+    pub(crate) noack_pkts: u32,
+    /// Waiting for the RNR timer before retrying.
+    pub(crate) rnr_wait: bool,
+    /// In SQD, until the WQEs already started are acknowledged (`attr.sq_draining`); then
+    /// `IB_EVENT_SQ_DRAINED`.
+    pub(crate) sq_draining: bool,
+}
+
+/// The completer's state (`qp->comp`).
+#[derive(Default)]
+pub(crate) struct CompState {
+    /// Next PSN expected in a response.
+    pub(crate) psn: u32,
+    /// The send queue's consumer index: the oldest WQE not completed.
+    pub(crate) consumer: Index,
+    /// Retries left (`retry_cnt`, 7 = infinite) and RNR retries left (`rnr_retry`).
+    pub(crate) retry_cnt: u8,
+    pub(crate) rnr_retry: u8,
+    /// The retransmit timer expired.
+    pub(crate) timeout: bool,
+    /// `comp.psn` when the last retry started (`started_retry`): until a response moves it on,
+    /// responses do not start another one — the rest of a stream that was already retried,
+    /// arriving out of order, would otherwise retry once per packet and make the responder
+    /// replay without end. Timeouts always retry.
+    pub(crate) retry_psn: Option<u32>,
+}
+
+/// The largest receive WQE: header and 32 SGEs.
+pub(super) const MAX_RECV_WQE: usize = wqe::RECV_WQE_DATA_OFFSET + 32 * 16;
+
+/// The receive WQE a message is landing in (copied out of the ring once).
+pub(super) struct RecvInProgress {
+    pub(super) wqe: RecvWqe,
+    pub(super) bytes: [u8; MAX_RECV_WQE],
+    pub(super) dma: DmaCursor,
+    /// Taken from the RQ (consumed at completion) rather than the SRQ (consumed at take).
+    pub(super) from_rq: bool,
+}
+
+/// An RDMA write in progress.
+pub(super) struct WriteTarget {
+    pub(super) mr: Option<Arc<MrShared>>,
+    pub(super) va: u64,
+    pub(super) resid: u32,
+    pub(super) length: u32,
+}
+
+/// Read responses still to send.
+pub(super) struct ReadReply {
+    pub(super) mr: Option<Arc<MrShared>>,
+    pub(super) va: u64,
+    pub(super) resid: u32,
+    pub(super) psn: u32,
+    /// The next response starts the read: FIRST or ONLY (else MIDDLE or LAST).
+    pub(super) first: bool,
+    /// A replay for a duplicate request: leaves `resp.psn` and the MSN alone.
+    pub(super) replay: bool,
+}
+
+impl ReadReply {
+    /// The reply to a read of `len` bytes at `va` (in `mr`) whose first response has PSN `psn`
+    /// and is a FIRST or ONLY (`first`) or a MIDDLE or LAST (a replay resuming a read).
+    ///
+    /// The reply is a copy: it holds its MR, cursor and PSN, not a responder resource, so a
+    /// resource slot recorded again (or the ring replaced by `modify_qp`) while it is being
+    /// sent does not change it. (C sends from the resource itself, `qp->resp.res`; it cannot
+    /// be recorded over while set, as no request is taken until the reply is done.)
+    pub(super) fn new(
+        mr: Option<Arc<MrShared>>,
+        va: u64,
+        len: u32,
+        psn: u32,
+        first: bool,
+        replay: bool,
+    ) -> Self {
+        Self {
+            mr,
+            va,
+            resid: len,
+            psn,
+            first,
+            replay,
         }
     }
 }
 
-impl TxOwner for QpShared {
-    fn tx_released(this: Arc<Self>) {
-        let out = this
-            .skbs_out
-            .fetch_sub(1, Ordering::SeqCst)
-            .saturating_sub(1);
-        // Pairs with `may_send`: it sets `need_skb` before it looks at the count again.
-        if out < SKBS_OUT_LOW && this.need_skb.swap(false, Ordering::SeqCst) {
-            this.kick_deferred();
-        }
-    }
+/// The responder's state (`qp->resp`).
+#[derive(Default)]
+pub(crate) struct RespState {
+    /// Next PSN expected.
+    pub(crate) psn: u32,
+    /// C `qp->resp.ack_psn`: `psn` as it was after the last request executed that was not a
+    /// read (a read moves `psn` past its responses, not this). A duplicate SEND or WRITE is
+    /// acknowledged with the PSN before it. Unlike C, which leaves it 0 until a request
+    /// executes, `modify_qp` with `IB_QP_RQ_PSN` sets it too, so such an ACK never carries a
+    /// PSN (0xffffff) that could acknowledge requests not yet executed.
+    pub(crate) ack_psn: u32,
+    pub(super) msn: u32,
+    /// Opcode of the last request of the message in progress.
+    pub(super) opcode: Option<u8>,
+    pub(super) sent_psn_nak: bool,
+    /// UC: drop until the next first packet.
+    pub(super) drop_msg: bool,
+    pub(super) recv: Option<KBox<RecvInProgress>>,
+    /// `recv`'s box between messages: one per QP, allocated at its first receive, so the data
+    /// path does not allocate per message (C copies into its QP, `qp->resp.srq_wqe`).
+    pub(super) spare_recv: Option<KBox<RecvInProgress>>,
+    pub(super) write: Option<WriteTarget>,
+    pub(super) read: Option<ReadReply>,
+    /// The responder resources (C `qp->resp.resources`): the last `max_dest_rd_atomic` reads,
+    /// atomics, ATOMIC WRITEs and FLUSHes executed, from which duplicates are answered
+    /// (`proto::resources`). Replaced by `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`.
+    pub(super) resources: Resources<KVec<Option<Resource>>>,
+    /// The RQ's consumer index.
+    pub(super) rq_consumer: Index,
+    /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
+    pub(super) last_wqe_reached: bool,
 }
 
-impl QpShared {
-    /// Whether the requester may hand the stack another packet (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`).
-    /// If not, the release that brings the count under [`SKBS_OUT_LOW`] runs the task again.
-    pub(crate) fn may_send(&self) -> bool {
-        if self.skbs_out.load(Ordering::SeqCst) <= SKBS_OUT_HIGH {
-            return true;
-        }
-        self.need_skb.store(true, Ordering::SeqCst);
-        // Every release before the store above is seen here; every one after sees the flag.
-        self.skbs_out.load(Ordering::SeqCst) <= SKBS_OUT_HIGH
+impl RespState {
+    /// Back to the state of a new QP (modify to RESET, C `rxe_qp_reset`), keeping the PSNs
+    /// (`psn`, `ack_psn`), the receive queue's position and the responder resources' slots,
+    /// emptied (C `cleanup_rd_atomic_resources`).
+    pub(crate) fn reset(&mut self) {
+        let mut resources = core::mem::take(&mut self.resources);
+        resources.clear();
+        *self = Self {
+            psn: self.psn,
+            ack_psn: self.ack_psn,
+            rq_consumer: self.rq_consumer,
+            resources,
+            spare_recv: self.spare_recv.take(),
+            ..Default::default()
+        };
     }
-}
 
-impl TimerOwner for QpShared {
-    fn timer_fired(this: ArcBorrow<'_, Self>, id: u8) {
-        let this: Arc<Self> = this.into();
-        this.eng.lock().timer_expired(id);
-        this.kick_deferred();
+    /// Done with the receive WQE in progress: its box back to `spare_recv`. Whether there was
+    /// one and it came from the RQ.
+    pub(super) fn release_recv(&mut self) -> bool {
+        let Some(recv) = self.recv.take() else {
+            return false;
+        };
+        let from_rq = recv.from_rq;
+        self.spare_recv = Some(recv);
+        from_rq
+    }
+
+    /// `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`: the responder resources start again, empty,
+    /// in `slots` (`max_dest_rd_atomic` of them; C `free_rd_atomic_resources` +
+    /// `alloc_rd_atomic_resources`, whatever the value was). Returns the old slots, for the
+    /// caller to free outside its lock. (C also stops a read reply in progress, as its reply
+    /// lives in a resource; a reply here is a copy and goes on.)
+    pub(crate) fn replace_resources(
+        &mut self,
+        slots: KVec<Option<Resource>>,
+    ) -> Resources<KVec<Option<Resource>>> {
+        core::mem::replace(&mut self.resources, Resources::new(slots))
     }
 }

@@ -5,10 +5,9 @@
 //! around them.
 
 use super::{
-    engine::{Cause, Engine, RxeError},
+    engine::{Cause, Engine, RxeError, WqeState},
     mr,
     qp::QpShared,
-    req::WqeState,
 };
 use crate::proto::{
     mw::Bind,

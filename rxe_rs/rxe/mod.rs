@@ -22,4 +22,5 @@ pub(crate) mod resp;
 pub(crate) mod ring;
 pub(crate) mod srq;
 pub(crate) mod table;
+pub(crate) mod task;
 pub(crate) mod verbs;

@@ -9,7 +9,10 @@
 
 use super::{
     counters::Counter,
-    engine::{BuildError, Cause, Engine, Headers, MemFault, OutPacket, Outbox, RxeError},
+    engine::{
+        BuildError, Cause, Engine, Headers, MemFault, OutPacket, Outbox, RxeError, WqeInfo,
+        WqeState,
+    },
     mr::MrShared,
     qp::QpShared,
 };
@@ -19,108 +22,18 @@ use crate::proto::{
     opcode::{self, opcode_info, Mask},
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
-    queue::{Geometry, Index, QueueType},
+    queue::{Index, QueueType},
     wqe::{
         self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WqeError, WrDetail, WrMask,
         IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_QP_OP_ERR,
     },
 };
-use kernel::{prelude::*, sync::rcu, sync::Arc};
+use kernel::{sync::rcu, sync::Arc};
 
 /// Unacknowledged PSNs the requester may have in flight (`RXE_MAX_UNACKED_PSNS`).
 const MAX_UNACKED_PSNS: u32 = 128;
 /// Packets without an ACK request between two with one (`RXE_MAX_PKT_PER_ACK`).
 const MAX_PKT_PER_ACK: u32 = 64;
-
-/// Where a WQE is in its life (`enum wqe_state`); the completer's decisions take it.
-pub(crate) use crate::proto::comp::WqeState;
-
-/// One WQE, as the engine knows it.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct WqeInfo {
-    pub(crate) wqe: Option<SendWqe>,
-    pub(crate) state: WqeState,
-    pub(crate) first_psn: u32,
-    pub(crate) last_psn: u32,
-    /// Where sending stands in the WQE's data.
-    pub(crate) dma: DmaCursor,
-    /// Where read responses / the atomic result go in the WQE's SGEs.
-    pub(crate) rx_dma: DmaCursor,
-    /// Every packet was sent at least once, so `last_psn` is final (a retry resends with the
-    /// same PSNs, and an ACK of `last_psn` completes the WQE even while it is being resent).
-    pub(crate) sent: bool,
-    /// The first packet was sent at least once, so `first_psn` is set.
-    pub(crate) started: bool,
-    /// Bytes of a read already answered when it is resent (`req_retry` moves `iova` on).
-    pub(crate) read_offset: u32,
-    /// The WQE holds one of the QP's read/atomic credits until it completes
-    /// (`has_rd_atomic`): retries resend without taking another.
-    pub(crate) rd_atomic_credit: bool,
-}
-
-/// The kernel's copy of the send queue.
-pub(crate) struct SendQueue {
-    slot_size: usize,
-    bytes: KVVec<u8>,
-    info: KVVec<WqeInfo>,
-}
-
-impl SendQueue {
-    pub(crate) fn new(g: &Geometry) -> Result<Self> {
-        let slots = g.num_slots() as usize;
-        let slot_size = g.slot_size() as usize;
-        let mut bytes = KVVec::new();
-        bytes.resize(slots * slot_size, 0, GFP_KERNEL)?;
-        let mut info = KVVec::new();
-        info.resize(slots, WqeInfo::default(), GFP_KERNEL)?;
-        Ok(Self {
-            slot_size,
-            bytes,
-            info,
-        })
-    }
-
-    /// The private bytes of slot `i`.
-    pub(crate) fn slot(&self, i: Index) -> &[u8] {
-        let start = i.get() as usize * self.slot_size;
-        self.bytes.get(start..start + self.slot_size).unwrap_or(&[])
-    }
-
-    fn slot_mut(&mut self, i: Index) -> &mut [u8] {
-        let start = i.get() as usize * self.slot_size;
-        self.bytes
-            .get_mut(start..start + self.slot_size)
-            .unwrap_or(&mut [])
-    }
-
-    pub(crate) fn info(&self, i: Index) -> WqeInfo {
-        self.info.get(i.get() as usize).copied().unwrap_or_default()
-    }
-
-    pub(crate) fn info_mut(&mut self, i: Index) -> Option<&mut WqeInfo> {
-        self.info.get_mut(i.get() as usize)
-    }
-}
-
-/// The requester's state (`qp->req`).
-#[derive(Default)]
-pub(crate) struct ReqState {
-    /// Next PSN to send.
-    pub(crate) psn: u32,
-    /// BTH opcode of the last packet sent (`qp->req.opcode`), `None` after a reset or retry.
-    pub(crate) opcode: Option<u8>,
-    /// Next WQE to send from (between the completer's consumer index and the producer).
-    pub(crate) wqe_index: Index,
-    /// Read/atomic credits left (`max_rd_atomic`).
-    pub(crate) rd_atomic: u32,
-    /// Packets since the last ACK request.
-    pub(crate) noack_pkts: u32,
-    /// Waiting for the RNR timer before retrying.
-    pub(crate) rnr_wait: bool,
-    /// In SQD, until the WQEs already started are acknowledged (`attr.sq_draining`); then
-    /// `IB_EVENT_SQ_DRAINED`.
-    pub(crate) sq_draining: bool,
-}
 
 /// The address a packet of this QP goes to: the primary path, or a UD WQE's address handle.
 fn dest_av(qp: &QpShared, eng: &Engine, wqe: &SendWqe) -> Option<AddressVector> {
@@ -310,7 +223,7 @@ impl Engine {
     /// The packet's opcode from the WQE's and the last packet's, its destination, and the
     /// read/atomic credit a new read, atomic or atomic write takes (none left: wait).
     fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Next {
-        let mtu = self.mtu(qp.dev.data());
+        let mtu = self.mtu(qp.dev.data().active_mtu_bytes());
         let fits = w.info.dma.resid <= mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
         // completes successfully, one PSN consumed (C's "fake a successful UD send").
@@ -356,7 +269,7 @@ impl Engine {
 
     /// The packet: its BTH, extension headers and the next bytes of the WQE's data, routed.
     fn build(&mut self, qp: &Arc<QpShared>, rcu: &rcu::Guard, w: &mut Outgoing) -> Next {
-        let mtu = self.mtu(qp.dev.data());
+        let mtu = self.mtu(qp.dev.data().active_mtu_bytes());
         let (mask, wqe) = (w.mask, w.wqe);
         let payload = if mask.contains(Mask::PAYLOAD) {
             w.info.dma.resid.min(mtu)

@@ -6,7 +6,10 @@
 
 use super::{
     counters::Counter,
-    engine::{BuildError, Cause, Engine, Headers, Outbox, RxeError},
+    engine::{
+        BuildError, Cause, Engine, Headers, Outbox, ReadReply, RecvInProgress, RxeError,
+        WriteTarget, MAX_RECV_WQE,
+    },
     mr::{self, access, MrShared},
     qp::QpShared,
     req::lookup_local,
@@ -22,8 +25,8 @@ use crate::proto::{
     packet::Packet,
     psn::psn_add,
     qp_state::{QpState, QpType},
-    queue::{Index, QueueType},
-    resources::{Kind, ReadReplay, Resource, Resources},
+    queue::QueueType,
+    resources::{Kind, ReadReplay, Resource},
     resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
         self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
@@ -33,140 +36,8 @@ use crate::proto::{
 };
 use kernel::{prelude::*, sync::rcu, sync::Arc};
 
-/// The largest receive WQE: header and 32 SGEs.
-const MAX_RECV_WQE: usize = wqe::RECV_WQE_DATA_OFFSET + 32 * 16;
 /// Bytes of the GRH a UD receive buffer starts with.
 const GRH_LEN: usize = 40;
-
-/// The receive WQE a message is landing in (copied out of the ring once).
-struct RecvInProgress {
-    wqe: RecvWqe,
-    bytes: [u8; MAX_RECV_WQE],
-    dma: DmaCursor,
-    /// Taken from the RQ (consumed at completion) rather than the SRQ (consumed at take).
-    from_rq: bool,
-}
-
-/// An RDMA write in progress.
-struct WriteTarget {
-    mr: Option<Arc<MrShared>>,
-    va: u64,
-    resid: u32,
-    length: u32,
-}
-
-/// Read responses still to send.
-struct ReadReply {
-    mr: Option<Arc<MrShared>>,
-    va: u64,
-    resid: u32,
-    psn: u32,
-    /// The next response starts the read: FIRST or ONLY (else MIDDLE or LAST).
-    first: bool,
-    /// A replay for a duplicate request: leaves `resp.psn` and the MSN alone.
-    replay: bool,
-}
-
-impl ReadReply {
-    /// The reply to a read of `len` bytes at `va` (in `mr`) whose first response has PSN `psn`
-    /// and is a FIRST or ONLY (`first`) or a MIDDLE or LAST (a replay resuming a read).
-    ///
-    /// The reply is a copy: it holds its MR, cursor and PSN, not a responder resource, so a
-    /// resource slot recorded again (or the ring replaced by `modify_qp`) while it is being
-    /// sent does not change it. (C sends from the resource itself, `qp->resp.res`; it cannot
-    /// be recorded over while set, as no request is taken until the reply is done.)
-    fn new(
-        mr: Option<Arc<MrShared>>,
-        va: u64,
-        len: u32,
-        psn: u32,
-        first: bool,
-        replay: bool,
-    ) -> Self {
-        Self {
-            mr,
-            va,
-            resid: len,
-            psn,
-            first,
-            replay,
-        }
-    }
-}
-
-/// The responder's state (`qp->resp`).
-#[derive(Default)]
-pub(crate) struct RespState {
-    /// Next PSN expected.
-    pub(crate) psn: u32,
-    /// C `qp->resp.ack_psn`: `psn` as it was after the last request executed that was not a
-    /// read (a read moves `psn` past its responses, not this). A duplicate SEND or WRITE is
-    /// acknowledged with the PSN before it. Unlike C, which leaves it 0 until a request
-    /// executes, `modify_qp` with `IB_QP_RQ_PSN` sets it too, so such an ACK never carries a
-    /// PSN (0xffffff) that could acknowledge requests not yet executed.
-    pub(crate) ack_psn: u32,
-    msn: u32,
-    /// Opcode of the last request of the message in progress.
-    opcode: Option<u8>,
-    sent_psn_nak: bool,
-    /// UC: drop until the next first packet.
-    drop_msg: bool,
-    recv: Option<KBox<RecvInProgress>>,
-    /// `recv`'s box between messages: one per QP, allocated at its first receive, so the data
-    /// path does not allocate per message (C copies into its QP, `qp->resp.srq_wqe`).
-    spare_recv: Option<KBox<RecvInProgress>>,
-    write: Option<WriteTarget>,
-    read: Option<ReadReply>,
-    /// The responder resources (C `qp->resp.resources`): the last `max_dest_rd_atomic` reads,
-    /// atomics, ATOMIC WRITEs and FLUSHes executed, from which duplicates are answered
-    /// (`proto::resources`). Replaced by `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`.
-    resources: Resources<KVec<Option<Resource>>>,
-    /// The RQ's consumer index.
-    rq_consumer: Index,
-    /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
-    last_wqe_reached: bool,
-}
-
-impl RespState {
-    /// Back to the state of a new QP (modify to RESET, C `rxe_qp_reset`), keeping the PSNs
-    /// (`psn`, `ack_psn`), the receive queue's position and the responder resources' slots,
-    /// emptied (C `cleanup_rd_atomic_resources`).
-    pub(crate) fn reset(&mut self) {
-        let mut resources = core::mem::take(&mut self.resources);
-        resources.clear();
-        *self = Self {
-            psn: self.psn,
-            ack_psn: self.ack_psn,
-            rq_consumer: self.rq_consumer,
-            resources,
-            spare_recv: self.spare_recv.take(),
-            ..Default::default()
-        };
-    }
-
-    /// Done with the receive WQE in progress: its box back to `spare_recv`. Whether there was
-    /// one and it came from the RQ.
-    fn release_recv(&mut self) -> bool {
-        let Some(recv) = self.recv.take() else {
-            return false;
-        };
-        let from_rq = recv.from_rq;
-        self.spare_recv = Some(recv);
-        from_rq
-    }
-
-    /// `modify_qp` with `IB_QP_MAX_DEST_RD_ATOMIC`: the responder resources start again, empty,
-    /// in `slots` (`max_dest_rd_atomic` of them; C `free_rd_atomic_resources` +
-    /// `alloc_rd_atomic_resources`, whatever the value was). Returns the old slots, for the
-    /// caller to free outside its lock. (C also stops a read reply in progress, as its reply
-    /// lives in a resource; a reply here is a copy and goes on.)
-    pub(crate) fn replace_resources(
-        &mut self,
-        slots: KVec<Option<Resource>>,
-    ) -> Resources<KVec<Option<Resource>>> {
-        core::mem::replace(&mut self.resources, Resources::new(slots))
-    }
-}
 
 /// The responder's stages for one request (C `enum resp_states`), in the order a request goes
 /// through them. Errors leave through [`Next::Fail`] and [`Next::Reject`] (C's `RESPST_ERR_*`).
@@ -443,7 +314,12 @@ impl Engine {
         if qp.connected() {
             let reth_len = req.pkt.header::<Reth>().map(|r| r.len);
             let payload_len = req.pkt.payload().len() as u32;
-            if !decide::check_length(req.mask, payload_len, self.mtu(qp.dev.data()), reth_len) {
+            if !decide::check_length(
+                req.mask,
+                payload_len,
+                self.mtu(qp.dev.data().active_mtu_bytes()),
+                reth_len,
+            ) {
                 return self.length_error(qp);
             }
         }
@@ -529,7 +405,13 @@ impl Engine {
                 return Next::Done;
             };
             // C rxe_prepare_res: the read is recorded for its duplicates, by its RETH.
-            let res = Resource::read(psn, reth.va, reth.len, reth.rkey, self.mtu(rxe));
+            let res = Resource::read(
+                psn,
+                reth.va,
+                reth.len,
+                reth.rkey,
+                self.mtu(rxe.active_mtu_bytes()),
+            );
             self.resp.resources.record(res);
             self.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true, false));
             // (`ack_psn` stays: C moves it for every request executed but a read.)
@@ -606,7 +488,7 @@ impl Engine {
                 .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
         } else if mask.contains(Mask::WRITE) {
             // The payload against what the write still expects.
-            let mtu = self.mtu(qp.dev.data());
+            let mtu = self.mtu(qp.dev.data().active_mtu_bytes());
             let (len, pad) = (payload.len() as u32, req.bth.pad);
             let fits = self
                 .resp
@@ -757,7 +639,7 @@ impl QpShared {
 
     /// Sends the next read response packet (`read_reply`); whether it made progress.
     fn read_reply(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, out: &mut Outbox) -> bool {
-        let mtu = eng.mtu(self.dev.data());
+        let mtu = eng.mtu(self.dev.data().active_mtu_bytes());
         let Some(r) = eng.resp.read.as_mut() else {
             return false;
         };

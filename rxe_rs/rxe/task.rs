@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A QP's task (`rxe_task.c`): scheduling the QP's one task, running the requester, completer
+//! and responder over its [`Engine`] state, and sending the packets they built (`rxe_net.c`'s
+//! `rxe_xmit_packet`, loopback included).
+//!
+//! Scheduling ([`crate::proto::task::TaskState`]): a doorbell runs the task inline when it is
+//! idle (no trip through a workqueue, unlike the C driver, whose latency in our VM sits on
+//! scheduler ticks); received packets and timers defer to the BH workqueue, the modern tasklet:
+//! the engine never sleeps, and BH work runs on the softirq exit of the CPU that queued it.
+
+/// Steps a run may take before it yields to the workqueue (`RXE_MAX_ITERATIONS` in C is 1024).
+const BUDGET: u32 = 256;
+
+use super::{
+    counters::Counter,
+    engine::{BuildError, Engine, Headers, OutPacket, Outbox},
+    qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
+    recv,
+};
+use crate::ib::{
+    handles::{with_bh_disabled, IbEvent},
+    timer::TimerOwner,
+};
+use crate::net::{
+    crc,
+    skb::{Route, SkBuff, TxOwner},
+};
+use crate::proto::{
+    av::{AddressVector, GidIp, NetworkType},
+    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
+    icrc::{self, IpHeader, UDP_HDR_LEN},
+    opcode::opcode_info,
+    packet::pad_len,
+    qp_state::QpState,
+    task::{Drain, Finish, Request},
+};
+use core::sync::atomic::Ordering;
+use kernel::{
+    sync::{rcu, Arc, ArcBorrow},
+    workqueue::{self, WorkItem},
+};
+
+fn addr16(ip: GidIp) -> [u8; 16] {
+    match ip {
+        GidIp::V4(a) => {
+            let mut out = [0u8; 16];
+            out[..4].copy_from_slice(&a);
+            out
+        }
+        GidIp::V6(a) => a,
+    }
+}
+
+impl QpShared {
+    /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes written
+    /// by `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
+    pub(crate) fn build_packet<E>(
+        &self,
+        av: &AddressVector,
+        mut bth: Bth,
+        hdrs: &Headers,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
+    ) -> core::result::Result<OutPacket, BuildError<E>> {
+        let Some(info) = opcode_info(bth.opcode) else {
+            return Err(BuildError::Unsendable);
+        };
+        let netdev = self.dev.data().netdev();
+        let pad = pad_len(payload_len);
+        bth.pad = pad as u8;
+        let len = info.length + payload_len + pad + ICRC_LEN;
+        let ipv6 = av.network_type == NetworkType::Ipv6;
+        let Ok(mut skb) = SkBuff::alloc_tx(netdev, ipv6, len) else {
+            return Err(BuildError::NoMemory);
+        };
+        {
+            let data = skb.data_mut();
+            let ok = bth.write(data).is_ok()
+                && write_opt(&hdrs.reth, info.offset(Reth::KIND), data)
+                && write_opt(&hdrs.aeth, info.offset(Aeth::KIND), data)
+                && write_opt(&hdrs.atmeth, info.offset(Atmeth::KIND), data)
+                && write_opt(&hdrs.atmack, info.offset(Atmack::KIND), data)
+                && write_opt(&hdrs.deth, info.offset(Deth::KIND), data)
+                && write_opt(&hdrs.immdt, info.offset(Immdt::KIND), data)
+                && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data)
+                && write_opt(&hdrs.feth, info.offset(Feth::KIND), data);
+            if !ok {
+                return Err(BuildError::Unsendable);
+            }
+            if let Some(payload) = data.get_mut(info.length..info.length + payload_len) {
+                fill(payload).map_err(BuildError::Fill)?;
+            }
+        }
+        let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));
+        let route = Route {
+            ipv6,
+            saddr: &saddr,
+            daddr: &daddr,
+            sport: self.src_port,
+            traffic_class: av.grh.traffic_class,
+            hop_limit: av.grh.hop_limit,
+        };
+        let Some(dst) = self.route_cache.get(netdev, ipv6, &saddr, &daddr) else {
+            return Err(BuildError::Unsendable);
+        };
+        skb.prepare(&route, dst);
+        let ip_len = if ipv6 { 40 } else { 20 };
+        {
+            let data = skb.data_mut();
+            if data.len() < ip_len + UDP_HDR_LEN {
+                return Err(BuildError::Unsendable);
+            }
+            let (ip, rest) = data.split_at_mut(ip_len);
+            let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
+            let Ok(ip) = IpHeader::parse(ip) else {
+                return Err(BuildError::Unsendable);
+            };
+            let Some(udp) = udp.first_chunk::<UDP_HDR_LEN>() else {
+                return Err(BuildError::Unsendable);
+            };
+            if icrc::generate_with(crc::crc32_le, ip, udp, payload).is_err() {
+                return Err(BuildError::Unsendable);
+            }
+        }
+        let loopback = netdev.is_own_mac(&av.dmac);
+        Ok(OutPacket { skb, loopback })
+    }
+
+    /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
+    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it.
+    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox) {
+        for pkt in packets.drain() {
+            let rxe = self.dev.data();
+            rxe.count(Counter::SentPkts);
+            // As the C driver: the packet with its IP and UDP headers.
+            rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
+            let mut skb = pkt.skb;
+            if pkt.loopback {
+                // As C's `rxe_loopback`: the packet goes straight to the receiving QP's queue,
+                // holding no reference to this one (a QP's own queue holding a reference to it
+                // would be a cycle) and not counted as held by the stack.
+                skb.loopback();
+                recv::receive_on(&self.dev, skb);
+            } else {
+                self.skbs_out.fetch_add(1, Ordering::SeqCst);
+                skb.set_tx_owner(self.clone());
+                if skb.xmit().is_err() {
+                    rxe.count(Counter::SendErr);
+                }
+            }
+        }
+    }
+
+    /// Work arrived from process context (a doorbell, `modify_qp`): run now if idle.
+    pub(crate) fn kick(self: &Arc<Self>) {
+        match self.task.request() {
+            Request::RunInline => with_bh_disabled(|| self.run()),
+            Request::Enqueue => self.enqueue(),
+            Request::Pending | Request::Dead => {}
+        }
+    }
+
+    /// Work arrived in softirq context (a packet, a timer): leave it to the BH workqueue.
+    pub(crate) fn kick_deferred(self: &Arc<Self>) {
+        if let Request::Enqueue = self.task.request_deferred() {
+            self.enqueue();
+        }
+    }
+
+    fn enqueue(self: &Arc<Self>) {
+        // Exactly one holder of `Enqueue`/`Requeue` enqueues, so the item is never pending
+        // here; if it were, the error would hand the reference back and we drop it.
+        let _ = workqueue::system_bh().enqueue(self.clone());
+    }
+
+    /// Runs the machines until nothing is left to do or the budget is spent.
+    fn run(self: &Arc<Self>) {
+        let mut budget = BUDGET;
+        loop {
+            if self.step() {
+                budget -= 1;
+                if budget > 0 {
+                    continue;
+                }
+                match self.task.out_of_budget() {
+                    Finish::Requeue => self.enqueue(),
+                    Finish::Drained => self.drained.complete_all(),
+                    Finish::Idle | Finish::Again => {}
+                }
+                return;
+            }
+            match self.task.finish() {
+                Finish::Again => continue,
+                Finish::Drained => self.drained.complete_all(),
+                Finish::Idle | Finish::Requeue => {}
+            }
+            return;
+        }
+    }
+
+    /// One step of each machine; whether any made progress.
+    fn step(self: &Arc<Self>) -> bool {
+        let mut out = Outbox::new();
+        let progress = {
+            let rcu = rcu::read_lock();
+            let mut eng = self.eng.lock();
+            let mut progress = eng.responder(self, &rcu, &mut out);
+            progress |= self.completer(&mut eng, &rcu, &mut out);
+            progress |= eng.requester(self, &rcu, &mut out);
+            progress
+        };
+        self.transmit(&mut out);
+        progress
+    }
+
+    /// Stops the engine for good (`destroy_qp`), waiting for a run in progress.
+    pub(crate) fn drain(&self) {
+        if let Drain::Wait = self.task.drain() {
+            self.drained.wait_for_completion();
+        }
+    }
+
+    /// Moves the QP to the error state (`rxe_qp_error`), raising `event`; the engine then
+    /// flushes both queues.
+    pub(crate) fn to_error(&self, eng: &mut Engine, event: Option<IbEvent>) {
+        if eng.state() != QpState::Err {
+            eng.attrs.qp_state = QpState::Err as u32;
+            self.state_mirror
+                .store(QpState::Err as u32, Ordering::Relaxed);
+            if let Some(ev) = event {
+                self.handle.event(ev);
+            }
+        }
+    }
+
+    /// A packet could not be allocated: runs the task again in a jiffy rather than failing the
+    /// WQE as C does (`LOC_QP_OP_ERR` and the QP in error for a transient GFP_ATOMIC failure).
+    /// The RNR timer serves: its expiry only clears `rnr_wait` and runs the task; during an RNR
+    /// wait it is armed already and runs the task when the wait ends.
+    pub(crate) fn resume_later(self: &Arc<Self>, eng: &Engine) {
+        if !eng.req.rnr_wait {
+            self.rnr_timer.arm(self, 1);
+        }
+    }
+}
+
+fn write_opt<H: Header>(h: &Option<H>, offset: Option<usize>, data: &mut [u8]) -> bool {
+    match (h, offset) {
+        (None, _) => true,
+        (Some(h), Some(off)) => data.get_mut(off..).is_some_and(|d| h.write(d).is_ok()),
+        (Some(_), None) => false,
+    }
+}
+
+impl WorkItem for QpShared {
+    type Pointer = Arc<QpShared>;
+
+    fn run(this: Arc<QpShared>) {
+        if this.task.start_queued() {
+            this.run();
+        }
+    }
+}
+
+impl TxOwner for QpShared {
+    fn tx_released(this: Arc<Self>) {
+        let out = this
+            .skbs_out
+            .fetch_sub(1, Ordering::SeqCst)
+            .saturating_sub(1);
+        // Pairs with `may_send`: it sets `need_skb` before it looks at the count again.
+        if out < SKBS_OUT_LOW && this.need_skb.swap(false, Ordering::SeqCst) {
+            this.kick_deferred();
+        }
+    }
+}
+
+impl QpShared {
+    /// Whether the requester may hand the stack another packet (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`).
+    /// If not, the release that brings the count under [`SKBS_OUT_LOW`] runs the task again.
+    pub(crate) fn may_send(&self) -> bool {
+        if self.skbs_out.load(Ordering::SeqCst) <= SKBS_OUT_HIGH {
+            return true;
+        }
+        self.need_skb.store(true, Ordering::SeqCst);
+        // Every release before the store above is seen here; every one after sees the flag.
+        self.skbs_out.load(Ordering::SeqCst) <= SKBS_OUT_HIGH
+    }
+}
+
+impl TimerOwner for QpShared {
+    fn timer_fired(this: ArcBorrow<'_, Self>, id: u8) {
+        let this: Arc<Self> = this.into();
+        this.eng.lock().timer_expired(id);
+        this.kick_deferred();
+    }
+}
