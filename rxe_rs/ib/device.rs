@@ -15,7 +15,11 @@ use super::{
 };
 use crate::ffi;
 use crate::proto::mad;
-use core::{marker::PhantomData, mem::size_of, ptr::addr_of_mut};
+use core::{
+    marker::PhantomData,
+    mem::size_of,
+    ptr::{addr_of_mut, NonNull},
+};
 use kernel::{error::from_result, prelude::*, types::Opaque};
 
 /// `struct ib_device_attr`: what `ibv_query_device` reports.
@@ -279,6 +283,63 @@ impl<T: DeviceOps> Drop for DeviceRef<T> {
     fn drop(&mut self) {
         // SAFETY: we own one reference.
         unsafe { ffi::ib_device_put(self.0) };
+    }
+}
+
+impl<T: DeviceOps> DeviceRef<T> {
+    /// The reference, narrowed to the part `part` picks of the driver's data: a holder reaches
+    /// that part only, and need not name the driver's type.
+    pub(crate) fn project<P>(self, part: impl FnOnce(&T) -> &P) -> DevicePart<P> {
+        let part = NonNull::from(part(self.data()));
+        let ib = self.0;
+        // The reference moves into the `DevicePart`.
+        core::mem::forget(self);
+        DevicePart { ib, part }
+    }
+}
+
+/// A counted reference to a registered device (`ib_device_put` on drop) through which one
+/// part `P` of its driver data is reached ([`DeviceRef::project`]).
+///
+/// # Invariants
+///
+/// `ib` is a device we hold one reference to; `part` points into its driver data, which lives
+/// until `dealloc_driver`, after the last reference is gone.
+pub(crate) struct DevicePart<P> {
+    ib: *mut ffi::ib_device,
+    part: NonNull<P>,
+}
+
+// SAFETY: device references may be dropped from any context; `P` is only shared.
+unsafe impl<P: Sync> Send for DevicePart<P> {}
+// SAFETY: shared access only reads through `&P`.
+unsafe impl<P: Sync> Sync for DevicePart<P> {}
+
+impl<P> DevicePart<P> {
+    /// The whole device, if it is one of driver `T`'s (as [`DeviceRef::from_netdev`], by the
+    /// driver id ib_core keeps in its ops).
+    pub(crate) fn device<T: DeviceOps>(&self) -> Option<&Device<T>> {
+        // SAFETY: we hold a reference to `ib` (the type invariant); `ops` is set before
+        // registration and never changes after.
+        let driver_id = unsafe { (*self.ib).ops.driver_id };
+        // SAFETY: a device with `T`'s driver id is a `Device<T>` with initialised data, alive
+        // while we hold it.
+        (driver_id == T::DRIVER_ID).then(|| unsafe { Device::from_raw(self.ib) })
+    }
+}
+
+impl<P> core::ops::Deref for DevicePart<P> {
+    type Target = P;
+    fn deref(&self) -> &P {
+        // SAFETY: the part lives while we hold the device (the type invariant).
+        unsafe { self.part.as_ref() }
+    }
+}
+
+impl<P> Drop for DevicePart<P> {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference (the type invariant).
+        unsafe { ffi::ib_device_put(self.ib) };
     }
 }
 

@@ -220,7 +220,7 @@ impl QpShared {
             Check::SeqNak { comp_psn } => {
                 // Counted only when the NAK moves `comp.psn` forward, as C.
                 if comp_psn != eng.comp.psn {
-                    self.dev.data().count(Counter::RcvSeqErr);
+                    self.dev.count(Counter::RcvSeqErr);
                 }
                 eng.comp.psn = comp_psn;
                 Outcome::Retry
@@ -300,7 +300,7 @@ impl QpShared {
             eng.req.rd_atomic += 1;
         }
         if status.is_success() && mask.contains(WrMask::SEND) {
-            self.dev.data().count(Counter::RdmaSend);
+            self.dev.count(Counter::RdmaSend);
         }
         if let Some(i) = eng.sq.info_mut(head) {
             *i = Default::default();
@@ -439,7 +439,7 @@ impl QpShared {
             decide::Retry::Ignore => false,
             decide::Retry::Exceeded => {
                 eng.comp.retry_psn = Some(eng.comp.psn);
-                self.dev.data().count(Counter::RetryExceeded);
+                self.dev.count(Counter::RetryExceeded);
                 self.complete_wqe(eng, IB_WC_RETRY_EXC_ERR);
                 self.to_error(eng, None);
                 true
@@ -447,7 +447,7 @@ impl QpShared {
             decide::Retry::Rewind { retries_left } => {
                 eng.comp.retry_psn = Some(eng.comp.psn);
                 eng.comp.retry_cnt = retries_left;
-                self.dev.data().count(Counter::CompRetry);
+                self.dev.count(Counter::CompRetry);
                 self.rewind(eng);
                 true
             }
@@ -456,13 +456,13 @@ impl QpShared {
 
     fn rnr_retry(self: &Arc<Self>, eng: &mut Engine, timer: u8) {
         let Some(left) = decide::spend_retry(eng.comp.rnr_retry) else {
-            self.dev.data().count(Counter::RnrRetryExceeded);
+            self.dev.count(Counter::RnrRetryExceeded);
             self.complete_wqe(eng, IB_WC_RNR_RETRY_EXC_ERR);
             self.to_error(eng, None);
             return;
         };
         eng.comp.rnr_retry = left;
-        self.dev.data().count(Counter::RcvRnr);
+        self.dev.count(Counter::RcvRnr);
         self.rewind(eng);
         eng.req.rnr_wait = true;
         let usecs = crate::proto::hdr::rnr_timer_usec(timer);
@@ -477,7 +477,7 @@ impl QpShared {
     /// PSN after it.
     fn rewind(&self, eng: &mut Engine) {
         let g = *self.sq.geometry();
-        let mtu = eng.mtu(self.dev.data().active_mtu_bytes());
+        let mtu = eng.mtu(self.dev.active_mtu_bytes());
         let comp_psn = eng.comp.psn;
         let mut i = eng.comp.consumer;
         let fetched = g

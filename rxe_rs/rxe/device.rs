@@ -9,53 +9,39 @@ use crate::ib::{
         Device, DeviceAttr, DeviceModify, DeviceOps, DeviceRef, PmaCounters, PortAttr, PortEvent,
         PortImmutable, PortModify,
     },
-    netdev::{NetDev, NetDevRef, NetdevEvent, NetdevListener},
+    netdev::{NetDev, NetdevEvent, NetdevListener},
 };
 use crate::net::tunnel::TunnelUser;
-use crate::proto::av::AddressVector;
-use crate::proto::params::{self, IbMtu, ObjectCount};
+use crate::proto::params::{self, ObjectCount};
 use crate::rxe::{
-    counters::Counter, mcast::McastGroups, mr::MemKeys, pool::IndexPool, qp::QpShared, table::Table,
+    counters::Counter, mcast::McastGroups, pool::IndexPool, qp::Qps, shared::DevShared,
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use kernel::{prelude::*, sync::Arc};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use kernel::prelude::*;
 
 /// Per-device state (the C `struct rxe_dev`, minus what ib_core already holds).
 pub(crate) struct RxeDev {
     /// Changed by `modify_device`, so kept apart from `attr`.
     sys_image_guid: AtomicU64,
-    /// Active MTU (`enum ib_mtu`), follows the netdev MTU.
-    active_mtu: AtomicU32,
     /// Port capability flags, changed by `modify_port`.
     port_cap_flags: AtomicU32,
     /// Q_Key violations, reset by `modify_port`.
     qkey_viol_cntr: AtomicU32,
-    /// The hardware counters (`rdma statistic show`), indexed by [`Counter`].
-    counters: [AtomicU64; Counter::COUNT],
     pub(super) ucontexts: ObjectCount,
     pub(super) pds: ObjectCount,
     pub(super) cqs: ObjectCount,
     pub(super) mrs: ObjectCount,
     pub(super) mws: ObjectCount,
     ah_pool: IndexPool,
-    qp_pool: IndexPool,
     srq_pool: IndexPool,
-    /// The port's one GSI QP exists.
-    pub(crate) gsi_taken: AtomicBool,
     /// Keeps the namespace's UDP 4791 sockets open while the device exists.
     tunnel: TunnelUser,
-    /// QPs by number, MRs by key index, address vectors by AH number: what packets and work
-    /// requests name.
-    qps: Pin<KBox<Table<QpShared>>>,
-    /// MRs and memory windows by key.
-    keys: MemKeys,
-    ahs: Pin<KBox<Table<AddressVector>>>,
+    /// QPs by number, which packets name.
+    qps: Qps,
     /// Multicast groups by GID (`mcg_tree`).
     mcast: Pin<KBox<McastGroups>>,
-    /// The net device, held while the device exists: the data path sends on it from softirq
-    /// context, where ib_core's `ib_device_get_netdev` may not be called (its lock is taken
-    /// with softirqs enabled; the debug kernel's lockdep proved the inversion).
-    netdev: NetDevRef,
+    /// What the QPs share: net device, MTU, counters, memory keys, address handles.
+    shared: DevShared,
 }
 
 impl Drop for RxeDev {
@@ -67,37 +53,31 @@ impl Drop for RxeDev {
 
 impl RxeDev {
     pub(super) fn new(guid: [u8; 8], netdev: &NetDev, tunnel: TunnelUser) -> Result<Self> {
-        let mtu = netdev.mtu();
         Ok(Self {
             sys_image_guid: AtomicU64::new(u64::from_ne_bytes(guid)),
-            active_mtu: AtomicU32::new(IbMtu::for_eth_mtu(mtu) as u32),
             port_cap_flags: AtomicU32::new(IB_PORT_CM_SUP),
             qkey_viol_cntr: AtomicU32::new(0),
-            counters: [const { AtomicU64::new(0) }; Counter::COUNT],
             ucontexts: ObjectCount::new(params::MAX_UCONTEXT),
             pds: ObjectCount::new(params::MAX_PD),
             cqs: ObjectCount::new(params::MAX_CQ),
             mrs: ObjectCount::new(params::MAX_MR),
             mws: ObjectCount::new(params::MAX_MW),
             ah_pool: IndexPool::new(params::MIN_AH_INDEX, params::MAX_AH)?,
-            qp_pool: IndexPool::new(params::MIN_QP_INDEX, params::MAX_QP_INDEX)?,
             srq_pool: IndexPool::new(params::MIN_SRQ_INDEX, params::MAX_SRQ_INDEX)?,
-            gsi_taken: AtomicBool::new(false),
             tunnel,
-            qps: KBox::pin_init(Table::new(), GFP_KERNEL)?,
-            keys: MemKeys::new()?,
-            ahs: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+            qps: Qps::new()?,
             mcast: KBox::pin_init(McastGroups::new(netdev), GFP_KERNEL)?,
-            netdev: NetDevRef::from(netdev),
+            shared: DevShared::new(netdev)?,
         })
     }
 
-    /// The net device packets go out on.
-    pub(crate) fn netdev(&self) -> &NetDev {
-        &self.netdev
+    /// What the QPs share.
+    pub(crate) fn shared(&self) -> &DevShared {
+        &self.shared
     }
 
-    pub(crate) fn qps_table(&self) -> &Table<QpShared> {
+    /// QPs by number.
+    pub(crate) fn qps(&self) -> &Qps {
         &self.qps
     }
 
@@ -105,36 +85,8 @@ impl RxeDev {
         &self.mcast
     }
 
-    pub(crate) fn ahs_table(&self) -> &Table<AddressVector> {
-        &self.ahs
-    }
-
-    /// The QP numbered `qpn`.
-    pub(crate) fn qp(&self, qpn: u32) -> Option<Arc<QpShared>> {
-        self.qps.get(qpn)
-    }
-
-    /// MRs and memory windows by key.
-    pub(crate) fn keys(&self) -> &MemKeys {
-        &self.keys
-    }
-
-    /// The address vector of AH number `ah_num`.
-    pub(crate) fn ah_av(&self, ah_num: u32) -> Option<AddressVector> {
-        self.ahs.get(ah_num).map(|av| *av)
-    }
-
-    /// The active MTU in bytes.
-    pub(crate) fn active_mtu_bytes(&self) -> u32 {
-        IbMtu::from_raw(self.active_mtu.load(Relaxed)).map_or(256, |m| m.bytes())
-    }
-
     pub(crate) fn ah_pool(&self) -> &IndexPool {
         &self.ah_pool
-    }
-
-    pub(crate) fn qp_pool(&self) -> &IndexPool {
-        &self.qp_pool
     }
 
     pub(crate) fn srq_pool(&self) -> &IndexPool {
@@ -190,20 +142,6 @@ impl RxeDev {
         attr.local_ca_ack_delay = params::LOCAL_CA_ACK_DELAY;
     }
 
-    pub(crate) fn count(&self, counter: Counter) {
-        self.counters[counter as usize].fetch_add(1, Relaxed);
-    }
-
-    pub(crate) fn count_bytes(&self, counter: Counter, bytes: usize) {
-        self.counters[counter as usize].fetch_add(bytes as u64, Relaxed);
-    }
-
-    /// Follows the netdev MTU (`rxe_set_mtu`).
-    fn set_mtu(&self, netdev_mtu: u32) {
-        self.active_mtu
-            .store(IbMtu::for_eth_mtu(netdev_mtu) as u32, Relaxed);
-    }
-
     /// Reports the port state of the netdev to ib_core's clients (`rxe_set_port_state`).
     fn report_port_state(dev: &Device<Self>) {
         let Some(netdev) = dev.netdev() else { return };
@@ -212,7 +150,7 @@ impl RxeDev {
             pr_info!("{}: set active\n", dev.name().to_str().unwrap_or("?"));
         } else {
             dev.dispatch_port_event(PortEvent::Err);
-            dev.data().count(Counter::LinkDowned);
+            dev.data().shared.count(Counter::LinkDowned);
             pr_info!("{}: set down\n", dev.name().to_str().unwrap_or("?"));
         }
     }
@@ -242,7 +180,7 @@ impl DeviceOps for RxeDev {
         let netdev = dev.netdev().ok_or(ENODEV)?;
         *attr = PortAttr::default();
         attr.max_mtu = IB_MTU_4096;
-        attr.active_mtu = rxe.active_mtu.load(Relaxed);
+        attr.active_mtu = rxe.shared.active_mtu();
         attr.gid_tbl_len = params::PORT_GID_TBL_LEN;
         attr.port_cap_flags = rxe.port_cap_flags.load(Relaxed);
         attr.max_msg_sz = params::PORT_MAX_MSG_SZ;
@@ -361,13 +299,13 @@ impl DeviceOps for RxeDev {
     ];
 
     fn read_counters(dev: &Device<Self>, values: &mut [u64]) {
-        for (value, counter) in values.iter_mut().zip(&dev.data().counters) {
-            *value = counter.load(Relaxed);
+        for (value, counter) in values.iter_mut().zip(dev.data().shared.counter_values()) {
+            *value = counter;
         }
     }
 
     fn pma_counters(dev: &Device<Self>) -> PmaCounters {
-        let c = |k: Counter| dev.data().counters[k as usize].load(Relaxed);
+        let c = |k: Counter| dev.data().shared.counter(k);
         PmaCounters {
             link_downed: c(Counter::LinkDowned),
             xmit_bytes: c(Counter::SentBytes),
@@ -407,10 +345,10 @@ impl NetdevListener for RxeNetdevListener {
                 dev.unregister_queued();
                 dev.data().tunnel.release();
             }
-            NetdevEvent::ChangeMtu => dev.data().set_mtu(netdev.mtu()),
+            NetdevEvent::ChangeMtu => dev.data().shared.set_mtu(netdev.mtu()),
             NetdevEvent::Down | NetdevEvent::Change => {
                 if !netdev.port_active() {
-                    dev.data().count(Counter::LinkDowned);
+                    dev.data().shared.count(Counter::LinkDowned);
                 }
             }
             NetdevEvent::Other(_) => {}

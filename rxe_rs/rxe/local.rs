@@ -20,7 +20,7 @@ impl QpShared {
     /// progress (`false`: LOCAL_INV waits for every earlier WQE to complete, C's "local
     /// invalidate fence").
     pub(crate) fn local_op(&self, eng: &mut Engine, idx: Index, wqe: &SendWqe) -> bool {
-        let rxe = self.dev.data();
+        let rxe = &*self.dev;
         let status = match (wqe.opcode, wqe.detail) {
             (IB_WR_LOCAL_INV, _) => {
                 if idx != eng.comp.consumer {

@@ -5,18 +5,21 @@
 //! `modify_qp`, and `query_qp`. Moving work through the rings is the data path's.
 
 use super::{
-    cq::CqShared,
-    device::RxeDev,
+    ah::RxeAh,
+    cq::{CqShared, RxeCq},
     engine::Engine,
-    pool::PoolIndex,
+    mr::RxeMr,
+    pool::{IndexPool, PoolIndex},
     ring::{errno, Ring},
-    srq::SrqShared,
+    shared::DevShared,
+    srq::{RxeSrq, SrqShared},
+    table::Table,
 };
 use crate::ib::mem::KernelMem;
 use crate::ib::{
-    device::{Device, DeviceRef, PdId},
+    device::{DevicePart, PdId},
     handles::{BhDisabled, QpHandle},
-    qp::{KernelSendWr, QpAttrs, QpAv, QpInit, QpLinks},
+    qp::{KernelSendWr, QpAttrs, QpAv, QpInit, QpLinks, QpOps},
     timer::Timer,
     uqueue::{MmapInfo, MmapOffer, UserReq},
 };
@@ -41,6 +44,49 @@ use kernel::{
 const CREATE_QP_RESP_LEN: usize = 32;
 /// The GSI QP's number.
 const GSI_QPN: u32 = 1;
+
+/// The device's QPs: their numbers (the QP pool and the port's one GSI QP) and the QPs by
+/// number, which packets name.
+pub(crate) struct Qps {
+    pool: IndexPool,
+    /// The port's one GSI QP exists.
+    gsi_taken: AtomicBool,
+    table: Pin<KBox<Table<QpShared>>>,
+}
+
+impl Qps {
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self {
+            pool: IndexPool::new(params::MIN_QP_INDEX, params::MAX_QP_INDEX)?,
+            gsi_taken: AtomicBool::new(false),
+            table: KBox::pin_init(Table::new(), GFP_KERNEL)?,
+        })
+    }
+
+    /// The QP numbered `qpn`.
+    pub(crate) fn get(&self, qpn: u32) -> Option<Arc<QpShared>> {
+        self.table.get(qpn)
+    }
+
+    /// A number for a new QP of type `qp_type`.
+    fn take(&self, qp_type: QpType) -> Result<Qpn> {
+        if !matches!(qp_type, QpType::Gsi) {
+            return Ok(Qpn::Pool(self.pool.take()?));
+        }
+        if self.gsi_taken.swap(true, Ordering::AcqRel) {
+            return Err(EINVAL);
+        }
+        Ok(Qpn::Gsi)
+    }
+
+    /// Gives `qpn` back: the pool's on drop, the GSI number here (the C driver never does: a
+    /// second GSI QP could never be made).
+    fn give_back(&self, qpn: &Qpn) {
+        if matches!(qpn, Qpn::Gsi) {
+            self.gsi_taken.store(false, Ordering::Release);
+        }
+    }
+}
 
 /// How a QP is numbered: from the QP pool, or the one GSI QP of the port.
 enum Qpn {
@@ -75,7 +121,7 @@ pub(crate) struct QpShared {
     pub(crate) is_user: bool,
     /// The device, held while the QP exists (ib_core destroys QPs before it waits for the
     /// last device reference).
-    pub(crate) dev: DeviceRef<RxeDev>,
+    pub(crate) dev: DevicePart<DevShared>,
     pub(crate) handle: QpHandle,
     /// The UDP source port of this QP's packets (`rxe_qp_init_req`).
     pub(crate) src_port: u16,
@@ -199,10 +245,12 @@ fn src_port(qpn: u32) -> u16 {
 
 impl RxeQp {
     /// `rxe_create_qp`: checks (`rxe_qp_chk_init`), numbering, the rings, the user response.
-    pub(crate) fn create(
-        dev: &Device<RxeDev>,
+    /// `dev`: the device's shared part, held by the QP; `qps`: its QPs, which the new one joins.
+    pub(crate) fn create<T: QpOps<Cq = RxeCq, Srq = RxeSrq>>(
+        dev: DevicePart<DevShared>,
+        qps: &Qps,
         init: &mut QpInit,
-        links: QpLinks<'_, RxeDev>,
+        links: QpLinks<'_, T>,
         user: Option<UserReq>,
     ) -> Result<(Self, u32)> {
         if let Some(u) = &user {
@@ -221,29 +269,27 @@ impl RxeQp {
             init.port_num,
         )
         .map_err(errno)?;
-        let rxe = dev.data();
-        let qpn = if matches!(qp_type, QpType::Gsi) {
-            if rxe.gsi_taken.swap(true, Ordering::AcqRel) {
-                return Err(EINVAL);
-            }
-            Qpn::Gsi
-        } else {
-            Qpn::Pool(rxe.qp_pool().take()?)
-        };
-        let qp = Self::make(dev, qp_type, init, links, user, qpn).inspect_err(|_| {
-            if matches!(qp_type, QpType::Gsi) {
-                rxe.gsi_taken.store(false, Ordering::Release);
-            }
-        })?;
+        let qpn = qps.take(qp_type)?;
+        let gsi = matches!(qpn, Qpn::Gsi);
+        let qp = Self::make(dev, qp_type, init, links, user, qpn)
+            .and_then(|qp| {
+                qps.table.insert(qp.shared.qpn, qp.shared.clone())?;
+                Ok(qp)
+            })
+            .inspect_err(|_| {
+                if gsi {
+                    qps.give_back(&Qpn::Gsi);
+                }
+            })?;
         let num = qp.shared.qpn;
         Ok((qp, num))
     }
 
-    fn make(
-        dev: &Device<RxeDev>,
+    fn make<T: QpOps<Cq = RxeCq, Srq = RxeSrq>>(
+        dev: DevicePart<DevShared>,
         qp_type: QpType,
         init: &mut QpInit,
-        links: QpLinks<'_, RxeDev>,
+        links: QpLinks<'_, T>,
         user: Option<UserReq>,
         qpn: Qpn,
     ) -> Result<Self> {
@@ -289,7 +335,6 @@ impl RxeQp {
         };
         let connected = matches!(qp_type, QpType::Rc | QpType::Uc);
         let engine = Engine::new(attrs, sq.geometry(), connected)?;
-        let dev_ref = DeviceRef::get(dev).ok_or(ENODEV)?;
         let (cap, sq_sig_all) = (init.cap, init.sq_sig_all);
         let shared = Arc::pin_init(
             pin_init!(QpShared {
@@ -298,7 +343,7 @@ impl RxeQp {
                 qp_type,
                 pd: links.pd,
                 is_user: user.is_some(),
-                dev: dev_ref,
+                dev,
                 handle: links.handle,
                 src_port: src_port(num),
                 task: TaskState::new(),
@@ -325,7 +370,6 @@ impl RxeQp {
             }),
             GFP_KERNEL,
         )?;
-        dev.data().qps_table().insert(num, shared.clone())?;
         Ok(Self {
             qpn,
             shared,
@@ -450,7 +494,10 @@ impl RxeQp {
     }
 
     /// `rxe_post_send_kernel`, one WR: written into the send ring as user space would.
-    pub(crate) fn post_kernel(&self, wr: &KernelSendWr<'_, RxeDev>) -> Result {
+    pub(crate) fn post_kernel<T: QpOps<Ah = RxeAh, Mr = RxeMr>>(
+        &self,
+        wr: &KernelSendWr<'_, T>,
+    ) -> Result {
         if let Some(reg) = &wr.reg {
             reg.mr.stage_reg(reg.iova, reg.length);
         }
@@ -558,8 +605,8 @@ impl RxeQp {
         &self.shared
     }
 
-    pub(crate) fn destroy(&self, dev: &Device<RxeDev>) {
-        drop(dev.data().qps_table().remove(self.shared.qpn));
+    pub(crate) fn destroy(&self, qps: &Qps) {
+        drop(qps.table.remove(self.shared.qpn));
         // A receiver that found the QP before it left the table may still be delivering: the
         // closed queues drop what it brings, so no packet (and no page it refers to) outlives
         // the QP.
@@ -568,9 +615,7 @@ impl RxeQp {
         self.shared.drain();
         self.shared.retransmit_timer.shutdown();
         self.shared.rnr_timer.shutdown();
-        if matches!(self.qpn, Qpn::Gsi) {
-            dev.data().gsi_taken.store(false, Ordering::Release);
-        }
+        qps.give_back(&self.qpn);
     }
 }
 

@@ -90,7 +90,7 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Dest, Transport, bool)> 
         };
         return is_multicast_gid(&mgid).then_some((Dest::Multicast(mgid), transport, is_request));
     }
-    let qp = dev.data().qp(bth.qpn)?;
+    let qp = dev.data().qps().get(bth.qpn)?;
     if !accepts(&qp, transport) {
         return None;
     }
@@ -102,9 +102,10 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff) {
     let Some((dest, transport, is_request)) = check(dev, &skb) else {
         return;
     };
-    dev.data().count(Counter::RcvdPkts);
+    dev.data().shared().count(Counter::RcvdPkts);
     // As the C driver: the whole IP packet, as `sent_bytes` counts it on the other side.
     dev.data()
+        .shared()
         .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.data().len());
     match dest {
         Dest::Qp(qp) => deliver(&qp, is_request, skb),
@@ -117,7 +118,7 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff) {
             // which gets this one. A QP that cannot take it is skipped (unreliable datagrams).
             let mut prev: Option<Arc<QpShared>> = None;
             for &qpn in members.qpns() {
-                let Some(qp) = dev.data().qp(qpn) else {
+                let Some(qp) = dev.data().qps().get(qpn) else {
                     continue;
                 };
                 if !accepts(&qp, transport) {

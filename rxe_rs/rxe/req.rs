@@ -38,7 +38,7 @@ const MAX_PKT_PER_ACK: u32 = 64;
 /// The address a packet of this QP goes to: the primary path, or a UD WQE's address handle.
 fn dest_av(qp: &QpShared, eng: &Engine, wqe: &SendWqe) -> Option<AddressVector> {
     match wqe.detail {
-        WrDetail::Ud { ah_num, .. } => qp.dev.data().ah_av(ah_num),
+        WrDetail::Ud { ah_num, .. } => qp.dev.ah_av(ah_num),
         _ => eng.pri_av,
     }
 }
@@ -223,7 +223,7 @@ impl Engine {
     /// The packet's opcode from the WQE's and the last packet's, its destination, and the
     /// read/atomic credit a new read, atomic or atomic write takes (none left: wait).
     fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Next {
-        let mtu = self.mtu(qp.dev.data().active_mtu_bytes());
+        let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let fits = w.info.dma.resid <= mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
         // completes successfully, one PSN consumed (C's "fake a successful UD send").
@@ -269,7 +269,7 @@ impl Engine {
 
     /// The packet: its BTH, extension headers and the next bytes of the WQE's data, routed.
     fn build(&mut self, qp: &Arc<QpShared>, rcu: &rcu::Guard, w: &mut Outgoing) -> Next {
-        let mtu = self.mtu(qp.dev.data().active_mtu_bytes());
+        let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let (mask, wqe) = (w.mask, w.wqe);
         let payload = if mask.contains(Mask::PAYLOAD) {
             w.info.dma.resid.min(mtu)
@@ -321,7 +321,7 @@ impl Engine {
             // A datagram nobody can be sent to is lost on the way, as on hardware; C fails the
             // WQE and errors the QP, which on QP1 would end the device's CM traffic.
             Err(BuildError::Unsendable) if matches!(qp.qp_type, QpType::Ud | QpType::Gsi) => {
-                qp.dev.data().count(Counter::SendErr);
+                qp.dev.count(Counter::SendErr);
             }
             Err(BuildError::Unsendable) => {
                 return Next::Fail(RxeError::local_op(Cause::Unsendable));
@@ -553,7 +553,7 @@ pub(crate) fn lookup_local(
     len: usize,
 ) -> core::result::Result<Arc<MrShared>, RxeError> {
     let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
-    let mr = qp.dev.data().keys().mr(lkey).ok_or(no_mr)?;
+    let mr = qp.dev.keys().mr(lkey).ok_or(no_mr)?;
     mr.check(lkey, qp.pd, access, addr, len)?;
     Ok(mr)
 }

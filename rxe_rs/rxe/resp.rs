@@ -184,7 +184,7 @@ impl Engine {
     /// message that lost packets is dropped to its end. A datagram needs its Q_Key instead.
     fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
         let psn = req.bth.psn;
-        let rxe = qp.dev.data();
+        let rxe = &*qp.dev;
         match qp.qp_type {
             QpType::Rc => match decide::check_psn_rc(psn, self.resp.psn, self.resp.sent_psn_nak) {
                 RcPsn::OutOfSequence { nak } => {
@@ -276,7 +276,7 @@ impl Engine {
             Some(recv) => self.resp.recv = Some(recv),
             None => {
                 if qp.qp_type == QpType::Rc {
-                    qp.dev.data().count(Counter::SndRnr);
+                    qp.dev.count(Counter::SndRnr);
                     let timer = self.attrs.min_rnr_timer;
                     qp.send_ack(self, out, Syndrome::RnrNak { timer }, req.bth.psn);
                 }
@@ -317,7 +317,7 @@ impl Engine {
             if !decide::check_length(
                 req.mask,
                 payload_len,
-                self.mtu(qp.dev.data().active_mtu_bytes()),
+                self.mtu(qp.dev.active_mtu_bytes()),
                 reth_len,
             ) {
                 return self.length_error(qp);
@@ -399,7 +399,7 @@ impl Engine {
         req: &mut Incoming<'_>,
     ) -> Next {
         let (mask, psn) = (req.mask, req.bth.psn);
-        let rxe = qp.dev.data();
+        let rxe = &*qp.dev;
         if let Some((mr, va)) = req.read.take() {
             let Some(reth) = req.pkt.header::<Reth>() else {
                 return Next::Done;
@@ -488,7 +488,7 @@ impl Engine {
                 .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
         } else if mask.contains(Mask::WRITE) {
             // The payload against what the write still expects.
-            let mtu = self.mtu(qp.dev.data().active_mtu_bytes());
+            let mtu = self.mtu(qp.dev.active_mtu_bytes());
             let (len, pad) = (payload.len() as u32, req.bth.pad);
             let fits = self
                 .resp
@@ -639,7 +639,7 @@ impl QpShared {
 
     /// Sends the next read response packet (`read_reply`); whether it made progress.
     fn read_reply(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, out: &mut Outbox) -> bool {
-        let mtu = eng.mtu(self.dev.data().active_mtu_bytes());
+        let mtu = eng.mtu(self.dev.active_mtu_bytes());
         let Some(r) = eng.resp.read.as_mut() else {
             return false;
         };
@@ -799,15 +799,7 @@ impl QpShared {
         va: u64,
         len: usize,
     ) -> Option<(Arc<MrShared>, u64)> {
-        mr::resolve_rkey(
-            self.dev.data().keys(),
-            self.pd,
-            self.uid,
-            rkey,
-            need,
-            va,
-            len,
-        )
+        mr::resolve_rkey(self.dev.keys(), self.pd, self.uid, rkey, need, va, len)
     }
 
     /// The next receive WQE, copied out of the SRQ or the RQ into the QP's spare box.
@@ -974,7 +966,7 @@ impl QpShared {
                 net_type = ip_net_type;
             }
         }
-        self.dev.data().count(Counter::RdmaRecv);
+        self.dev.count(Counter::RdmaRecv);
         self.post_recv_cqe(eng, &wc, pkt.bth().se, net_type)
     }
 

@@ -14,6 +14,7 @@ const BUDGET: u32 = 256;
 
 use super::{
     counters::Counter,
+    device::RxeDev,
     engine::{BuildError, Engine, Headers, OutPacket, Outbox},
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
@@ -66,7 +67,7 @@ impl QpShared {
         let Some(info) = opcode_info(bth.opcode) else {
             return Err(BuildError::Unsendable);
         };
-        let netdev = self.dev.data().netdev();
+        let netdev = self.dev.netdev();
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let len = info.length + payload_len + pad + ICRC_LEN;
@@ -131,7 +132,7 @@ impl QpShared {
     /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it.
     pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox) {
         for pkt in packets.drain() {
-            let rxe = self.dev.data();
+            let rxe = &*self.dev;
             rxe.count(Counter::SentPkts);
             // As the C driver: the packet with its IP and UDP headers.
             rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
@@ -141,7 +142,9 @@ impl QpShared {
                 // holding no reference to this one (a QP's own queue holding a reference to it
                 // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
-                recv::receive_on(&self.dev, skb);
+                if let Some(dev) = self.dev.device::<RxeDev>() {
+                    recv::receive_on(dev, skb);
+                }
             } else {
                 self.skbs_out.fetch_add(1, Ordering::SeqCst);
                 skb.set_tx_owner(self.clone());

@@ -89,7 +89,7 @@ impl CqOps for RxeDev {
     }
 
     fn poll_cq(dev: &Device<Self>, cq: &RxeCq, out: &mut [PolledWc]) -> usize {
-        cq.poll(out, |qpn| dev.data().qp(qpn).map(|qp| qp.handle))
+        cq.poll(out, |qpn| dev.data().qps().get(qpn).map(|qp| qp.handle))
     }
 }
 
@@ -101,12 +101,14 @@ impl MrOps for RxeDev {
 
     fn get_dma_mr(dev: &Device<Self>, pd: PdId, access: i32) -> Result<(RxeMr, u32)> {
         with_count(&dev.data().mrs, || {
-            RxeMr::dma(dev.data().keys(), pd, access)
+            RxeMr::dma(dev.data().shared().keys(), pd, access)
         })
     }
 
     fn reg_user_mr(dev: &Device<Self>, req: &UserMrReq) -> Result<(RxeMr, u32)> {
-        with_count(&dev.data().mrs, || RxeMr::user(dev, dev.data().keys(), req))
+        with_count(&dev.data().mrs, || {
+            RxeMr::user(dev, dev.data().shared().keys(), req)
+        })
     }
 
     fn alloc_mr(
@@ -116,7 +118,7 @@ impl MrOps for RxeDev {
         max_num_sg: u32,
     ) -> Result<(RxeMr, u32)> {
         with_count(&dev.data().mrs, || {
-            RxeMr::fast(dev.data().keys(), pd, mr_type, max_num_sg)
+            RxeMr::fast(dev.data().shared().keys(), pd, mr_type, max_num_sg)
         })
     }
 
@@ -138,19 +140,19 @@ impl MrOps for RxeDev {
 
     fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {
         // `EINVAL` while memory windows are bound to it, as C.
-        mr.deregister(dev.data().keys())?;
+        mr.deregister(dev.data().shared().keys())?;
         dev.data().mrs.put();
         Ok(())
     }
 
     fn alloc_mw(dev: &Device<Self>, pd: PdId, mw_type: u32) -> Result<(RxeMw, u32)> {
         with_count(&dev.data().mws, || {
-            RxeMw::new(dev.data().keys(), pd, mw_type)
+            RxeMw::new(dev.data().shared().keys(), pd, mw_type)
         })
     }
 
     fn dealloc_mw(dev: &Device<Self>, mw: &RxeMw) {
-        mw.dealloc(dev.data().keys());
+        mw.dealloc(dev.data().shared().keys());
         dev.data().mws.put();
     }
 }
@@ -198,6 +200,7 @@ impl AhOps for RxeDev {
         // The AH pool's range is its bound (`RXE_MAX_AH`): no separate count needed.
         let ah = RxeAh::create(dev.data().ah_pool(), attr, user)?;
         dev.data()
+            .shared()
             .ahs_table()
             .insert(ah.num(), Arc::new(*ah.av(), GFP_ATOMIC)?)?;
         Ok(ah)
@@ -208,7 +211,7 @@ impl AhOps for RxeDev {
     }
 
     fn destroy_ah(dev: &Device<Self>, ah: &RxeAh) {
-        drop(dev.data().ahs_table().remove(ah.num()));
+        drop(dev.data().shared().ahs_table().remove(ah.num()));
     }
 }
 
@@ -222,7 +225,8 @@ impl QpOps for RxeDev {
         links: QpLinks<'_, Self>,
         user: Option<UserReq>,
     ) -> Result<(RxeQp, u32)> {
-        RxeQp::create(dev, init, links, user)
+        let shared = DeviceRef::get(dev).ok_or(ENODEV)?.project(RxeDev::shared);
+        RxeQp::create(shared, dev.data().qps(), init, links, user)
     }
 
     fn modify_qp(_dev: &Device<Self>, qp: &RxeQp, attr: &QpAttrs, mask: u32) -> Result {
@@ -238,7 +242,7 @@ impl QpOps for RxeDev {
         if qp.shared().mcast_attached.load(Relaxed) != 0 {
             return Err(EBUSY);
         }
-        qp.destroy(dev);
+        qp.destroy(dev.data().qps());
         Ok(())
     }
 
