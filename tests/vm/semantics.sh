@@ -107,7 +107,10 @@ check "netem loss 3 % on veth0" netem_data veth0 loss 3%
 semantic lossy_write rxev0 rxev1
 echo "rxev0 after the lossy write: rcvd_seq_err $(counter rxev0/1 rcvd_seq_err)," \
 	"completer_retry_err $(counter rxev0/1 completer_retry_err), sent_pkts $(counter rxev0/1 sent_pkts)"
-check "the link lost packets (the requester saw sequence NAKs)" test "$(counter rxev0/1 rcvd_seq_err)" -gt 6
+# Losses show as sequence NAKs, or as retries once a driver gives up on them (C: the 1 in 6
+# runs where its first WRITE ends RETRY_EXC_ERR after a few NAKs).
+check "the link lost packets (the requester saw sequence NAKs or retried)" \
+	test $(($(counter rxev0/1 rcvd_seq_err) + $(counter rxev0/1 completer_retry_err))) -gt 6
 tc qdisc del dev veth0 root 2>/dev/null
 check "rdma link del rxev0, rxev1; netns removed" sh -ec '
 	rdma link del rxev0; ip netns exec rxens rdma link del rxev1; ip netns del rxens'
