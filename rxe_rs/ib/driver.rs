@@ -18,6 +18,16 @@ use crate::ffi;
 use core::{marker::PhantomData, mem::size_of};
 use kernel::{module::this_module, prelude::*};
 
+/// The op `f` if the driver implements it (`has`: a `HAS_*` of its `#[vtable]` trait), else
+/// NULL, which ib_core treats as "not supported".
+const fn optional<F: Copy>(has: bool, f: F) -> Option<F> {
+    if has {
+        Some(f)
+    } else {
+        None
+    }
+}
+
 /// A driver implementing every verbs trait; [`QpOps`] requires all the others.
 pub(crate) trait Driver: QpOps {}
 
@@ -39,33 +49,13 @@ impl<T: Driver> OperationsVTable<T> {
         query_device: Some(device::query_device::<T>),
         query_port: Some(device::query_port::<T>),
         query_pkey: Some(device::query_pkey::<T>),
-        modify_device: if T::HAS_MODIFY_DEVICE {
-            Some(device::modify_device::<T>)
-        } else {
-            None
-        },
-        modify_port: if T::HAS_MODIFY_PORT {
-            Some(device::modify_port::<T>)
-        } else {
-            None
-        },
+        modify_device: optional(T::HAS_MODIFY_DEVICE, device::modify_device::<T>),
+        modify_port: optional(T::HAS_MODIFY_PORT, device::modify_port::<T>),
         get_port_immutable: Some(device::get_port_immutable::<T>),
         get_link_layer: Some(device::get_link_layer::<T>),
-        alloc_hw_port_stats: if T::HAS_READ_COUNTERS {
-            Some(device::alloc_hw_port_stats::<T>)
-        } else {
-            None
-        },
-        get_hw_stats: if T::HAS_READ_COUNTERS {
-            Some(device::get_hw_stats::<T>)
-        } else {
-            None
-        },
-        process_mad: if T::HAS_PMA_COUNTERS {
-            Some(device::process_mad::<T>)
-        } else {
-            None
-        },
+        alloc_hw_port_stats: optional(T::HAS_READ_COUNTERS, device::alloc_hw_port_stats::<T>),
+        get_hw_stats: optional(T::HAS_READ_COUNTERS, device::get_hw_stats::<T>),
+        process_mad: optional(T::HAS_PMA_COUNTERS, device::process_mad::<T>),
         alloc_ucontext: Some(ucontext::alloc_ucontext::<T>),
         dealloc_ucontext: Some(ucontext::dealloc_ucontext::<T>),
         disassociate_ucontext: Some(ucontext::disassociate_ucontext),
@@ -76,46 +66,22 @@ impl<T: Driver> OperationsVTable<T> {
         size_ib_pd: size_of::<Object<ffi::ib_pd, <T as DeviceOps>::Pd>>(),
         create_cq: Some(cq::create_cq::<T>),
         destroy_cq: Some(cq::destroy_cq::<T>),
-        resize_user_cq: if T::HAS_RESIZE_CQ {
-            Some(cq::resize_cq::<T>)
-        } else {
-            None
-        },
+        resize_user_cq: optional(T::HAS_RESIZE_CQ, cq::resize_cq::<T>),
         req_notify_cq: Some(cq::req_notify_cq::<T>),
         poll_cq: Some(cq::poll_cq::<T>),
         size_ib_cq: size_of::<CqObject<T>>(),
         get_dma_mr: Some(mr::get_dma_mr::<T>),
         reg_user_mr: Some(mr::reg_user_mr::<T>),
-        rereg_user_mr: if T::HAS_REREG_USER_MR {
-            Some(mr::rereg_user_mr::<T>)
-        } else {
-            None
-        },
+        rereg_user_mr: optional(T::HAS_REREG_USER_MR, mr::rereg_user_mr::<T>),
         dereg_mr: Some(mr::dereg_mr::<T>),
         alloc_mr: Some(mr::alloc_mr::<T>),
         map_mr_sg: Some(mr::map_mr_sg::<T>),
-        alloc_mw: if T::HAS_ALLOC_MW {
-            Some(mr::alloc_mw::<T>)
-        } else {
-            None
-        },
-        dealloc_mw: if T::HAS_ALLOC_MW {
-            Some(mr::dealloc_mw::<T>)
-        } else {
-            None
-        },
+        alloc_mw: optional(T::HAS_ALLOC_MW, mr::alloc_mw::<T>),
+        dealloc_mw: optional(T::HAS_ALLOC_MW, mr::dealloc_mw::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, <T as MrOps>::Mw>>(),
         create_srq: Some(srq::create_srq::<T>),
-        modify_srq: if T::HAS_MODIFY_SRQ {
-            Some(srq::modify_srq::<T>)
-        } else {
-            None
-        },
-        query_srq: if T::HAS_QUERY_SRQ {
-            Some(srq::query_srq::<T>)
-        } else {
-            None
-        },
+        modify_srq: optional(T::HAS_MODIFY_SRQ, srq::modify_srq::<T>),
+        query_srq: optional(T::HAS_QUERY_SRQ, srq::query_srq::<T>),
         destroy_srq: Some(srq::destroy_srq::<T>),
         post_srq_recv: Some(qp::post_srq_recv::<T>),
         size_ib_srq: size_of::<Object<ffi::ib_srq, <T as SrqOps>::Srq>>(),
@@ -125,16 +91,8 @@ impl<T: Driver> OperationsVTable<T> {
         destroy_qp: Some(qp::destroy_qp::<T>),
         post_send: Some(qp::post_send::<T>),
         post_recv: Some(qp::post_recv::<T>),
-        attach_mcast: if T::HAS_ATTACH_MCAST {
-            Some(qp::attach_mcast::<T>)
-        } else {
-            None
-        },
-        detach_mcast: if T::HAS_ATTACH_MCAST {
-            Some(qp::detach_mcast::<T>)
-        } else {
-            None
-        },
+        attach_mcast: optional(T::HAS_ATTACH_MCAST, qp::attach_mcast::<T>),
+        detach_mcast: optional(T::HAS_ATTACH_MCAST, qp::detach_mcast::<T>),
         size_ib_qp: size_of::<Object<ffi::ib_qp, <T as QpOps>::Qp>>(),
         create_ah: Some(ah::create_ah::<T>),
         create_user_ah: Some(ah::create_ah::<T>),
