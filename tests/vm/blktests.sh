@@ -66,6 +66,25 @@ fi
 mount -t tmpfs tmpfs /boot && cp "/lib/modules/$(uname -r)/config" "/boot/config-$(uname -r)"
 # udev: multipath (srp) takes device identities from udev's database; the tests settle on it.
 /usr/lib/systemd/systemd-udevd --daemon 2>/dev/null && udevadm settle
+# Debian 13's `udevadm settle` can lose a race on udevd's control socket ("Failed to wait for
+# daemon to reply: Broken pipe", seen once in nvme/019 under CI's load), and blktests puts that
+# message into the test's output. A wrapper first on PATH retries settle (restarting udevd if it
+# is gone) and logs each retry to /tmp/udevadm-retries; every other udevadm call is passed on.
+mkdir -p /tmp/blktests-bin
+cat >/tmp/blktests-bin/udevadm <<'WRAP'
+#!/bin/bash
+[ "${1:-}" = settle ] || exec /usr/bin/udevadm "$@"
+for try in 1 2 3; do
+	err=$(/usr/bin/udevadm "$@" 2>&1) && exit 0
+	echo "udevadm $* (try $try): $err" >>/tmp/udevadm-retries
+	pgrep -x systemd-udevd >/dev/null || /usr/lib/systemd/systemd-udevd --daemon 2>/dev/null
+	sleep 1
+done
+echo "$err" >&2
+exit 1
+WRAP
+chmod +x /tmp/blktests-bin/udevadm
+export PATH=/tmp/blktests-bin:$PATH
 # The one compiled helper these groups use (srp: discontiguous-io).
 if printf '%s\n' "$@" | grep -q '\bsrp'; then
 	check "build blktests src/discontiguous-io" make -C "$work/src" discontiguous-io
@@ -161,5 +180,6 @@ done
 # The C module must never have stood in for ours (and the other way round).
 check "after the run: $mod the only rxe driver loaded" sh -ec "
 	test ! -d /sys/module/$([ "$DRIVER" = rs ] && echo rdma_rxe || echo rdma_rxe_rs)"
+[ ! -s /tmp/udevadm-retries ] || { echo "udevadm settle retried:"; cat /tmp/udevadm-retries; }
 echo "$(wc -l </tmp/blktests-skips) not run (skipped; reasons above)"
 tally
