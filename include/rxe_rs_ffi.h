@@ -103,6 +103,17 @@ u64 rxe_rs_page_atomic_add(struct page *page, unsigned int offset, u64 add);
 void rxe_rs_kva_copy(u64 addr, void *buf, unsigned int len, bool to_mem);
 u64 rxe_rs_kva_atomic(u64 addr, bool cas, u64 cmp, u64 val);
 
+/* On-demand paging (rxe_rs/ffi/odp.c). */
+struct rxe_rs_odp;
+struct rxe_rs_odp *rxe_rs_odp_get(struct ib_device *ibdev, u64 start, u64 length, int access);
+void rxe_rs_odp_release(struct rxe_rs_odp *odp);
+void rxe_rs_odp_get_ref(struct rxe_rs_odp *odp);
+void rxe_rs_odp_put(struct rxe_rs_odp *odp);
+bool rxe_rs_odp_writable(struct rxe_rs_odp *odp);
+int rxe_rs_odp_fault(struct rxe_rs_odp *odp, u64 va, u64 len, bool write, bool fault);
+int rxe_rs_odp_copy(struct rxe_rs_odp *odp, u64 va, void *buf, unsigned int len, bool to_mr);
+int rxe_rs_odp_atomic(struct rxe_rs_odp *odp, u64 va, bool cas, u64 cmp, u64 val, u64 *orig);
+
 /* Data path: timers, bottom halves, events. */
 void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
 void rxe_rs_mod_timer(struct timer_list *timer, unsigned long delay_jiffies);
@@ -116,5 +127,6 @@ void rxe_rs_cq_event(struct ib_cq *cq, enum ib_event_type type);
 void rxe_rs_qp_event(struct ib_qp *qp, enum ib_event_type type);
 void rxe_rs_srq_event(struct ib_srq *srq, enum ib_event_type type);
 bool rxe_rs_ib_device_try_get(struct ib_device *dev);
+struct workqueue_struct *rxe_rs_system_dfl_wq(void);
 
 #endif /* RXE_RS_FFI_H */

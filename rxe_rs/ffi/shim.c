@@ -627,3 +627,8 @@ u32 rxe_rs_crc32_le(u32 crc, const u8 *p, size_t len)
 {
 	return crc32_le(crc, p, len);
 }
+
+struct workqueue_struct *rxe_rs_system_dfl_wq(void)
+{
+	return system_dfl_wq;
+}

@@ -78,6 +78,7 @@ impl<T: Driver> OperationsVTable<T> {
         map_mr_sg: Some(mr::map_mr_sg::<T>),
         alloc_mw: optional(T::HAS_ALLOC_MW, mr::alloc_mw::<T>),
         dealloc_mw: optional(T::HAS_ALLOC_MW, mr::dealloc_mw::<T>),
+        advise_mr: optional(T::HAS_ADVISE_MR, mr::advise_mr::<T>),
         size_ib_mw: size_of::<Object<ffi::ib_mw, <T as MrOps>::Mw>>(),
         create_srq: Some(srq::create_srq::<T>),
         modify_srq: optional(T::HAS_MODIFY_SRQ, srq::modify_srq::<T>),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Handles the data path keeps on ib_core objects to raise events on them, and the bottom-half
-//! guard under which the data path's locks are taken from process context.
+//! Handles the data path keeps on ib_core objects to raise events on them, the bottom-half
+//! guard under which the data path's locks are taken from process context, and the workqueue
+//! its sleeping work goes to.
 
 use crate::ffi;
 use core::{marker::PhantomData, ptr::NonNull};
@@ -30,6 +31,16 @@ impl Drop for BhDisabled {
 pub(crate) fn with_bh_disabled<R>(f: impl FnOnce() -> R) -> R {
     let _bh = BhDisabled::new();
     f()
+}
+
+/// The kernel's default unbound workqueue (`system_dfl_wq`), for work that may sleep and need
+/// not run where it was queued. (The kernel crate's `system_unbound()` names the workqueue
+/// Linux 7.3 deprecates, which warns on first use.)
+pub(crate) fn unbound_wq() -> &'static kernel::workqueue::Queue {
+    // SAFETY: no preconditions: `system_dfl_wq` is set up at boot and never freed.
+    let wq = unsafe { ffi::rxe_rs_system_dfl_wq() };
+    // SAFETY: a valid workqueue for the kernel's lifetime.
+    unsafe { kernel::workqueue::Queue::from_raw(wq.cast()) }
 }
 
 /// Asynchronous events (`enum ib_event_type`) rxe raises.

@@ -13,6 +13,7 @@ pub(crate) mod mem;
 pub(crate) mod mr;
 pub(crate) mod netdev;
 mod object;
+pub(crate) mod odp;
 pub(crate) mod qp;
 pub(crate) mod srq;
 pub(crate) mod timer;
@@ -43,7 +44,17 @@ pub(crate) mod consts {
         ib_device_modify_flags_IB_DEVICE_MODIFY_NODE_DESC as IB_DEVICE_MODIFY_NODE_DESC,
         ib_device_modify_flags_IB_DEVICE_MODIFY_SYS_IMAGE_GUID as IB_DEVICE_MODIFY_SYS_IMAGE_GUID,
         ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as IBK_ALLOW_USER_UNREG,
+        ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING as IBK_ON_DEMAND_PAGING,
         ib_mtu_IB_MTU_4096 as IB_MTU_4096,
+        ib_odp_general_cap_bits_IB_ODP_SUPPORT as IB_ODP_SUPPORT,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC as IB_ODP_SUPPORT_ATOMIC,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC_WRITE as IB_ODP_SUPPORT_ATOMIC_WRITE,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_FLUSH as IB_ODP_SUPPORT_FLUSH,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ as IB_ODP_SUPPORT_READ,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV as IB_ODP_SUPPORT_RECV,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND as IB_ODP_SUPPORT_SEND,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV as IB_ODP_SUPPORT_SRQ_RECV,
+        ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE as IB_ODP_SUPPORT_WRITE,
         ib_port_capability_mask_bits_IB_PORT_CM_SUP as IB_PORT_CM_SUP,
         ib_port_modify_flags_IB_PORT_RESET_QKEY_CNTR as IB_PORT_RESET_QKEY_CNTR,
         ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as IB_PORT_PHYS_STATE_DISABLED,

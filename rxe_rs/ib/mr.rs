@@ -39,6 +39,14 @@ pub(crate) struct ReregMrReq {
     pub(crate) access: i32,
 }
 
+/// One range of `advise_mr` (`struct ib_sge`).
+#[derive(Clone, Copy)]
+pub(crate) struct AdviseSge {
+    pub(crate) addr: u64,
+    pub(crate) length: u32,
+    pub(crate) lkey: u32,
+}
+
 /// The memory region and memory window verbs of a driver. Methods run in process context
 /// but the `map_mr_*` steps, which run in the context of the ULP's `ib_map_mr_sg`.
 #[vtable]
@@ -70,6 +78,17 @@ pub(crate) trait MrOps: DeviceOps {
     /// stays the same object (the callback returns NULL to ib_uverbs, which moves `ib_mr.pd`
     /// and the PDs' use counts itself).
     fn rereg_user_mr(_dev: &Device<Self>, _mr: &Self::Mr, _req: &ReregMrReq) -> Result {
+        build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+    /// `advise_mr` (optional): `IB_UVERBS_ADVISE_MR_ADVICE_*` `advice` for the ranges
+    /// `sges` of MRs of `pd`, with `IB_UVERBS_ADVISE_MR_FLAG_*` `flags`.
+    fn advise_mr(
+        _dev: &Device<Self>,
+        _pd: PdId,
+        _advice: u32,
+        _flags: u32,
+        _sges: &[AdviseSge],
+    ) -> Result {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
     /// `dereg_mr`; on success the data is dropped after it.
@@ -350,4 +369,40 @@ pub(super) unsafe extern "C" fn dealloc_mw<T: MrOps>(mw: *mut ffi::ib_mw) -> ker
     // SAFETY: this is the last call for the MW.
     unsafe { MwObject::<T>::drop_data(mw) };
     0
+}
+
+/// # Safety
+///
+/// Installed only in the ops table of a `Device<T>` (`register`): ib_core calls it as that op,
+/// with every pointer argument valid for the call and naming objects of this device.
+pub(super) unsafe extern "C" fn advise_mr<T: MrOps>(
+    pd: *mut ffi::ib_pd,
+    advice: ffi::ib_uverbs_advise_mr_advice,
+    flags: u32,
+    sg_list: *mut ffi::ib_sge,
+    num_sge: u32,
+    _attrs: *mut ffi::uverbs_attr_bundle,
+) -> kernel::ffi::c_int {
+    // SAFETY: `pd` is a PD of one of our devices.
+    let dev = unsafe { Device::<T>::of(pd) };
+    let raw: &[ffi::ib_sge] = if num_sge == 0 || sg_list.is_null() {
+        &[]
+    } else {
+        // SAFETY: ib_uverbs passes `num_sge` entries it copied in, valid for the call.
+        unsafe { core::slice::from_raw_parts(sg_list, num_sge as usize) }
+    };
+    from_result(|| {
+        let mut sges = KVec::with_capacity(raw.len(), GFP_KERNEL)?;
+        for s in raw {
+            sges.push(
+                AdviseSge {
+                    addr: s.addr,
+                    length: s.length,
+                    lkey: s.lkey,
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        T::advise_mr(dev, PdId(pd as usize), advice, flags, &sges).map(|()| 0)
+    })
 }

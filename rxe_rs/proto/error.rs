@@ -52,6 +52,22 @@ pub enum MemFault {
     Key,
     /// The addresses lie outside the region.
     Range,
+    /// Pages of an on-demand paging region are not mapped: the access waits for them to be
+    /// faulted in (from process context) and is tried again; nothing was accessed.
+    Absent(Absent),
+}
+
+/// The part of an on-demand paging region an access found not mapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Absent {
+    /// The region's key.
+    pub key: u32,
+    /// Where the access starts, as the region's addresses go (its iova).
+    pub iova: u64,
+    /// Its length.
+    pub len: u32,
+    /// Whether it writes.
+    pub write: bool,
 }
 
 /// How an engine step failed: what the QP reports, and why.
@@ -117,6 +133,15 @@ impl RxeError {
             nak: Some(super::resp::recv_failure_nak(self.status)),
             event: Some(QpEvent::Fatal),
             ..self
+        }
+    }
+
+    /// The pages of an on-demand paging region the failed access needs, if that is why it
+    /// failed (then it waits for them and is tried again, see [`MemFault::Absent`]).
+    pub const fn absent(&self) -> Option<Absent> {
+        match self.cause {
+            Cause::Memory(MemFault::Absent(a)) => Some(a),
+            _ => None,
         }
     }
 

@@ -204,8 +204,28 @@ impl ObjectCount {
     }
 }
 
-/// `IB_ACCESS_ON_DEMAND`: on-demand paging, which rxe-rs does not implement yet.
+/// `IB_ACCESS_ON_DEMAND`: on-demand paging.
 pub const ACCESS_ON_DEMAND: u32 = 1 << 6;
+/// `IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH`: map for reading.
+pub const ADVISE_PREFETCH: u32 = 0;
+/// `IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE`: map for writing.
+pub const ADVISE_PREFETCH_WRITE: u32 = 1;
+/// `IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT`: map what is mapped already.
+pub const ADVISE_PREFETCH_NO_FAULT: u32 = 2;
+/// `IB_UVERBS_ADVISE_MR_FLAG_FLUSH`: prefetch before returning.
+pub const ADVISE_FLAG_FLUSH: u32 = 1;
+
+/// How an `advise_mr` advice maps pages: (for writing, faulting missing ones in); `None` for
+/// an advice rxe does not take (`EOPNOTSUPP`, as C).
+pub fn prefetch_mode(advice: u32) -> Option<(bool, bool)> {
+    match advice {
+        ADVISE_PREFETCH => Some((false, true)),
+        ADVISE_PREFETCH_WRITE => Some((true, true)),
+        ADVISE_PREFETCH_NO_FAULT => Some((false, false)),
+        _ => None,
+    }
+}
+
 /// `RXE_ACCESS_SUPPORTED_MR`: local write, remote read/write/atomic, MW bind, on-demand,
 /// flush global/persistent, and the optional bits.
 pub const ACCESS_SUPPORTED_MR: u32 = 0x3ff0_035f;
@@ -240,9 +260,9 @@ pub fn check_rereg_flags(flags: u32) -> Result<(), crate::proto::Errno> {
 
 /// `rxe_rereg_user_mr` after `ib_umem_check_rereg`: the change to make, or `EOPNOTSUPP` for
 /// unsupported flags or, with `IB_MR_REREG_ACCESS`, access bits outside
-/// `RXE_ACCESS_SUPPORTED_MR`. Unlike C, `IB_ACCESS_ON_DEMAND` is refused too, as by
-/// `reg_user_mr` (rxe-rs has no ODP; ib_uverbs refuses it first, as the device does not
-/// advertise ODP). `access` is ignored without `IB_MR_REREG_ACCESS`, as in C.
+/// `RXE_ACCESS_SUPPORTED_MR`. Unlike C, `IB_ACCESS_ON_DEMAND` is refused too: whether an MR
+/// pages on demand is its kind, not a right (the caller takes the bit off for an ODP MR).
+/// `access` is ignored without `IB_MR_REREG_ACCESS`, as in C.
 pub fn rereg_plan(flags: u32, access: u32) -> Result<Rereg, crate::proto::Errno> {
     check_rereg_flags(flags)?;
     let access = if flags & MR_REREG_ACCESS != 0 {

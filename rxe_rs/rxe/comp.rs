@@ -13,7 +13,7 @@
 use super::{
     counters::Counter,
     engine::WqeState,
-    engine::{Cause, Engine, Outbox, RxeError},
+    engine::{Cause, Engine, FaultWait, Machine, Outbox, RxeError},
     mr::access,
     qp::{QpShared, RETRANSMIT_TIMER},
     req::lookup_local,
@@ -60,16 +60,28 @@ impl QpShared {
         _out: &mut Outbox,
     ) -> bool {
         match eng.state() {
-            QpState::Err => return self.flush_send_queue(eng),
+            QpState::Err => {
+                eng.comp.paused = None;
+                eng.comp.fault = FaultWait::None;
+                return self.flush_send_queue(eng);
+            }
             QpState::Reset | QpState::Init | QpState::Rtr => {
                 self.resp_pkts.purge();
+                eng.comp.paused = None;
                 return false;
             }
             _ => {}
         }
-        if let Some(skb) = self.resp_pkts.pop() {
+        if eng.comp.fault == FaultWait::Waiting {
+            return false;
+        }
+        if let Some(skb) = eng.comp.paused.take().or_else(|| self.resp_pkts.pop()) {
             let before = eng.comp.psn;
-            self.handle_response(eng, rcu, skb.data());
+            if self.handle_response(eng, rcu, skb.data()) {
+                // It waits for ODP pages; handled again when they are there.
+                eng.comp.paused = Some(skb);
+                return false;
+            }
             skb.consume();
             self.response_progress(eng, before);
             return true;
@@ -101,37 +113,41 @@ impl QpShared {
         }
     }
 
-    fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, udp: &[u8]) {
+    /// Acts on a response; `true` if it waits for pages of an ODP MR (nothing of it done but
+    /// WQEs it completed already, which it will not complete again).
+    fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, udp: &[u8]) -> bool {
         let Some(pkt) = udp.get(8..).and_then(|p| Packet::parse(p).ok()) else {
-            return;
+            return false;
         };
         // An ACK for every WQE up to its PSN; loop while one response completes several.
         for _ in 0..self.sq.geometry().num_slots() + 1 {
             let outcome = self.check_response(eng, rcu, &pkt);
             match outcome {
-                Outcome::Drop | Outcome::Consumed => return,
+                Outcome::Drop | Outcome::Consumed => return false,
                 Outcome::CompleteAndRetry => {
                     self.complete_wqe(eng, IB_WC_SUCCESS);
                 }
                 Outcome::Complete => {
                     self.complete_wqe(eng, IB_WC_SUCCESS);
-                    return;
+                    return false;
                 }
                 Outcome::Retry => {
                     self.retry(eng, false);
-                    return;
+                    return false;
                 }
                 Outcome::Rnr(timer) => {
                     self.rnr_retry(eng, timer);
-                    return;
+                    return false;
                 }
+                Outcome::Error(e) if self.await_fault(eng, Machine::Completer, &e) => return true,
                 Outcome::Error(e) => {
                     self.complete_wqe(eng, e.status);
                     self.to_error(eng, None);
-                    return;
+                    return false;
                 }
             }
         }
+        false
     }
 
     /// Whether the send queue holds a WQE not yet completed (the producer is user space's: its

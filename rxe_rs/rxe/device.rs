@@ -116,8 +116,17 @@ impl RxeDev {
             | IB_DEVICE_FLUSH_PERSISTENT
             | IB_DEVICE_MEM_WINDOW_TYPE_2B
             | IB_DEVICE_ATOMIC_WRITE) as u64;
-        // No IBK_ON_DEMAND_PAGING: rxe-rs has no ODP (the C driver has; roadmap.md).
-        attr.kernel_cap_flags = u64::from(IBK_ALLOW_USER_UNREG);
+        attr.kernel_cap_flags = u64::from(IBK_ALLOW_USER_UNREG) | u64::from(IBK_ON_DEMAND_PAGING);
+        // On-demand paging as C reports it (`rxe_init_device_param`).
+        attr.odp_caps.general_caps = u64::from(IB_ODP_SUPPORT);
+        let ud = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_SRQ_RECV;
+        attr.odp_caps.per_transport_caps.ud_odp_caps = ud;
+        attr.odp_caps.per_transport_caps.rc_odp_caps = ud
+            | IB_ODP_SUPPORT_WRITE
+            | IB_ODP_SUPPORT_READ
+            | IB_ODP_SUPPORT_ATOMIC
+            | IB_ODP_SUPPORT_FLUSH
+            | IB_ODP_SUPPORT_ATOMIC_WRITE;
         attr.max_send_sge = params::MAX_SGE;
         attr.max_recv_sge = params::MAX_SGE;
         attr.max_sge_rd = params::MAX_SGE_RD;

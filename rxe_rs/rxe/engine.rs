@@ -113,6 +113,7 @@ impl From<MrError> for Cause {
         Cause::Memory(match e {
             MrError::Key => MemFault::Key,
             MrError::Range => MemFault::Range,
+            MrError::Absent(a) => MemFault::Absent(a),
         })
     }
 }
@@ -283,6 +284,42 @@ pub(crate) struct ReqState {
     /// In SQD, until the WQEs already started are acknowledged (`attr.sq_draining`); then
     /// `IB_EVENT_SQ_DRAINED`.
     pub(crate) sq_draining: bool,
+    /// Waiting for pages of an ODP MR the next packet gathers from.
+    pub(crate) fault: FaultWait,
+}
+
+/// One of a QP's three machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Machine {
+    Requester,
+    Completer,
+    Responder,
+}
+
+impl Engine {
+    /// Machine `m`'s wait for an ODP fault.
+    pub(crate) fn fault_wait(&mut self, m: Machine) -> &mut FaultWait {
+        match m {
+            Machine::Requester => &mut self.req.fault,
+            Machine::Completer => &mut self.comp.fault,
+            Machine::Responder => &mut self.resp.fault,
+        }
+    }
+}
+
+/// A machine's wait for pages of an on-demand paging MR (`rxe/odp.rs`): an access found them
+/// not mapped, accessed nothing, and the machine stopped where it was while work faults them
+/// in from process context; then it runs the same step again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum FaultWait {
+    /// Not waiting.
+    #[default]
+    None,
+    /// The fault is being taken; the machine does nothing until it is done.
+    Waiting,
+    /// The fault failed (the range is not mapped in the process any more): the same access,
+    /// if it finds the pages missing again, fails as C's does (`-EFAULT`).
+    Failed,
 }
 
 /// The completer's state (`qp->comp`).
@@ -302,6 +339,10 @@ pub(crate) struct CompState {
     /// arriving out of order, would otherwise retry once per packet and make the responder
     /// replay without end. Timeouts always retry.
     pub(crate) retry_psn: Option<u32>,
+    /// Waiting for pages of an ODP MR a response lands in.
+    pub(crate) fault: FaultWait,
+    /// The response that waits for them, handled again when they are there.
+    pub(crate) paused: Option<SkBuff>,
 }
 
 /// The largest receive WQE: header and 32 SGEs.
@@ -394,6 +435,10 @@ pub(crate) struct RespState {
     pub(super) rq_consumer: Index,
     /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
     pub(super) last_wqe_reached: bool,
+    /// Waiting for pages of an ODP MR a request or a read response needs.
+    pub(crate) fault: FaultWait,
+    /// The request that waits for them, handled again when they are there.
+    pub(crate) paused: Option<SkBuff>,
 }
 
 impl RespState {

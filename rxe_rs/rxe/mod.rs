@@ -14,6 +14,7 @@ pub(crate) mod engine;
 pub(crate) mod local;
 pub(crate) mod mcast;
 pub(crate) mod mr;
+pub(crate) mod odp;
 pub(crate) mod pool;
 pub(crate) mod qp;
 pub(crate) mod recv;

@@ -22,9 +22,11 @@ use super::{
 use crate::ib::{
     device::{Device, DeviceOps, PdId},
     mem::{KernelMem, KernelPages, PageList},
-    mr::{ReregMrReq, Umem, UserMrReq},
+    mr::{AdviseSge, ReregMrReq, Umem, UserMrReq},
+    odp::{OdpMiss, OdpPages, OdpUmem},
 };
 use crate::proto::{
+    error::Absent,
     mw::{self, Bind, MrView, MwType, Window},
     params, range, resp,
     seq::SeqPair,
@@ -58,6 +60,14 @@ enum MrMem {
     /// A fast-registration MR (`alloc_mr`, kernel ULPs): pages mapped by `map_mr_sg`, key,
     /// rights and range set by REG_MR, invalidated by LOCAL_INV / SEND_WITH_INV.
     Fast(Pin<KBox<FastMr>>),
+    /// An on-demand paging user MR: `length` bytes from `iova`, at user address `start`, mapped
+    /// page by page as accesses fault them in.
+    Odp {
+        pages: OdpPages,
+        iova: u64,
+        length: u64,
+        start: u64,
+    },
 }
 
 /// The changing part of a fast-registration MR.
@@ -134,6 +144,8 @@ pub(crate) enum MrError {
     Key,
     /// Outside the region.
     Range,
+    /// On-demand paging: pages not mapped; nothing was accessed (see [`MrShared::fault`]).
+    Absent(Absent),
 }
 
 impl MrShared {
@@ -171,7 +183,9 @@ impl MrShared {
         let rights = self.rights();
         let (access, iova, length) = match &self.mem {
             MrMem::Kernel => (rights.access, 0, 0),
-            MrMem::User { iova, length, .. } => (rights.access, *iova, *length),
+            MrMem::User { iova, length, .. } | MrMem::Odp { iova, length, .. } => {
+                (rights.access, *iova, *length)
+            }
             MrMem::Fast(f) => {
                 let g = f.inner.lock();
                 (g.access, g.iova, g.length)
@@ -216,9 +230,62 @@ impl MrShared {
                 iova: start,
                 length,
                 ..
+            }
+            | MrMem::Odp {
+                iova: start,
+                length,
+                ..
             } => range::offset_in(*start, *length, iova, len as u64)
                 .map(|_| ())
                 .ok_or(MrError::Range),
+        }
+    }
+
+    /// An ODP MR's pages and the user address of `len` bytes at `iova` (`None`: not ODP).
+    fn odp_at(&self, iova: u64, len: usize) -> Option<Result<(&OdpPages, u64), MrError>> {
+        let MrMem::Odp {
+            pages,
+            iova: mr_iova,
+            length,
+            start,
+        } = &self.mem
+        else {
+            return None;
+        };
+        let va = range::offset_in(*mr_iova, *length, iova, len as u64)
+            .and_then(|off| start.checked_add(off))
+            .map(|va| (pages, va))
+            .ok_or(MrError::Range);
+        Some(va)
+    }
+
+    /// The error of an ODP access that did not happen.
+    fn odp_miss(&self, miss: OdpMiss, iova: u64, len: usize, write: bool) -> MrError {
+        match miss {
+            OdpMiss::Absent => MrError::Absent(Absent {
+                key: self.key,
+                iova,
+                len: len as u32,
+                write,
+            }),
+            OdpMiss::Range => MrError::Range,
+        }
+    }
+
+    /// Maps `len` bytes at `iova` of an ODP MR (for writing if `write`), faulting them in if
+    /// `fault` (C `rxe_odp_do_pagefault_and_lock`). Sleeps. Nothing to do for other MRs, whose
+    /// pages are always there.
+    pub(crate) fn fault(&self, iova: u64, len: u64, write: bool, fault: bool) -> Result {
+        if !self.alive() {
+            return Err(EFAULT);
+        }
+        let Ok(len_usize) = usize::try_from(len) else {
+            return Err(EFAULT);
+        };
+        match self.odp_at(iova, len_usize) {
+            None => Ok(()),
+            Some(Err(_)) => Err(EFAULT),
+            Some(Ok((pages, va))) => pages.fault(va, len, write, fault),
         }
     }
 
@@ -251,6 +318,8 @@ impl MrShared {
     fn offset(&self, iova: u64) -> Result<Option<(&PageList, usize)>, MrError> {
         match &self.mem {
             MrMem::Kernel | MrMem::Fast(_) => Ok(None),
+            // Reached through `odp_at` first.
+            MrMem::Odp { .. } => Err(MrError::Range),
             MrMem::User {
                 pages, iova: start, ..
             } => {
@@ -274,6 +343,13 @@ impl MrShared {
             let off = g.offset(iova, buf.len())?;
             return g.pages.read(off, buf).map_err(|_| MrError::Range);
         }
+        if let Some(at) = self.odp_at(iova, buf.len()) {
+            let (pages, va) = at?;
+            let len = buf.len();
+            return pages
+                .read(va, buf)
+                .map_err(|m| self.odp_miss(m, iova, len, false));
+        }
         match self.offset(iova)? {
             None => {
                 KernelMem::read(iova, buf);
@@ -292,6 +368,12 @@ impl MrShared {
             let g = f.inner.lock();
             let off = g.offset(iova, buf.len())?;
             return g.pages.write(off, buf).map_err(|_| MrError::Range);
+        }
+        if let Some(at) = self.odp_at(iova, buf.len()) {
+            let (pages, va) = at?;
+            return pages
+                .write(va, buf)
+                .map_err(|m| self.odp_miss(m, iova, buf.len(), true));
         }
         match self.offset(iova)? {
             None => {
@@ -350,6 +432,12 @@ impl MrShared {
                 .atomic(off, compare, value)
                 .map_err(|_| MrError::Range);
         }
+        if let Some(at) = self.odp_at(iova, 8) {
+            let (pages, va) = at?;
+            return pages
+                .atomic(va, compare, value)
+                .map_err(|m| self.odp_miss(m, iova, 8, true));
+        }
         match self.offset(iova)? {
             None => Err(MrError::Range),
             Some((pages, off)) => pages
@@ -396,49 +484,76 @@ pub(crate) struct RxeMr {
     /// The pinned user buffer of a user MR (`None` for DMA MRs); unpinned after the grace
     /// period of `deregister`.
     umem: Option<Umem>,
+    /// The registration of an ODP MR; released after that grace period.
+    odp: Option<OdpUmem>,
+}
+
+/// The memory a new MR is made over.
+enum Backing {
+    /// All of kernel memory (a DMA MR).
+    Kernel,
+    /// Pinned user memory.
+    User(Umem),
+    /// User memory paged on demand, registered from user address `start`.
+    Odp(OdpUmem, u64),
+    /// Up to this many pages a kernel ULP maps (a fast-registration MR).
+    Fast(usize),
 }
 
 impl RxeMr {
+    /// An MR of `pd` with `access` over `backing`, `length` bytes from `iova`, in the key table.
     fn new(
         keys: &MemKeys,
         pd: PdId,
         access: u32,
-        umem: Option<Umem>,
+        backing: Backing,
         iova: u64,
         length: u64,
-        fast_pages: Option<usize>,
     ) -> Result<(Self, u32)> {
         let index = keys.mr_pool.take()?;
         let key = index.new_key();
-        let fast_pages = match fast_pages {
-            Some(max_sg) => Some((max_sg, KernelPages::new(max_sg)?)),
-            None => None,
-        };
-        let mem = match (&umem, fast_pages) {
-            (_, Some((max_sg, pages))) => MrMem::Fast(KBox::pin_init(
-                pin_init!(FastMr {
-                    inner <- new_spinlock_irq!(FastInner {
-                        valid: false,
-                        key,
-                        access,
-                        iova: 0,
-                        length: 0,
-                        next_iova: 0,
-                        next_length: 0,
-                        pages,
-                        map_split: 1,
-                        cap_split: 1,
-                        max_sg,
+        let (mem, umem, odp) = match backing {
+            Backing::Kernel => (MrMem::Kernel, None, None),
+            Backing::User(umem) => {
+                let pages = PageList::new(&umem)?;
+                let mem = MrMem::User {
+                    pages,
+                    iova,
+                    length,
+                };
+                (mem, Some(umem), None)
+            }
+            Backing::Odp(odp, start) => {
+                let mem = MrMem::Odp {
+                    pages: odp.pages().clone(),
+                    iova,
+                    length,
+                    start,
+                };
+                (mem, None, Some(odp))
+            }
+            Backing::Fast(max_sg) => {
+                let pages = KernelPages::new(max_sg)?;
+                let fast = KBox::pin_init(
+                    pin_init!(FastMr {
+                        inner <- new_spinlock_irq!(FastInner {
+                            valid: false,
+                            key,
+                            access,
+                            iova: 0,
+                            length: 0,
+                            next_iova: 0,
+                            next_length: 0,
+                            pages,
+                            map_split: 1,
+                            cap_split: 1,
+                            max_sg,
+                        }),
                     }),
-                }),
-                GFP_KERNEL,
-            )?),
-            (None, None) => MrMem::Kernel,
-            (Some(u), None) => MrMem::User {
-                pages: PageList::new(u)?,
-                iova,
-                length,
-            },
+                    GFP_KERNEL,
+                )?;
+                (MrMem::Fast(fast), None, None)
+            }
         };
         let shared = Arc::pin_init(
             pin_init!(MrShared {
@@ -456,6 +571,7 @@ impl RxeMr {
                 index,
                 shared,
                 umem,
+                odp,
             },
             key,
         ))
@@ -463,7 +579,7 @@ impl RxeMr {
 
     /// `rxe_get_dma_mr`: an MR over all of kernel memory (access is not validated, as in C).
     pub(crate) fn dma(keys: &MemKeys, pd: PdId, access: i32) -> Result<(Self, u32)> {
-        Self::new(keys, pd, access as u32, None, 0, 0, None)
+        Self::new(keys, pd, access as u32, Backing::Kernel, 0, 0)
     }
 
     /// `rxe_reg_user_mr`.
@@ -476,16 +592,33 @@ impl RxeMr {
         if req.has_dmah || access & !params::ACCESS_SUPPORTED_MR != 0 {
             return Err(EOPNOTSUPP);
         }
-        // The C driver would make an ODP MR here; rxe-rs has no on-demand paging yet.
         if access & params::ACCESS_ON_DEMAND != 0 {
-            return Err(EOPNOTSUPP);
+            // Implicit ODP (the whole address space) is not supported, as in C.
+            if req.start == 0 && req.length == u64::MAX {
+                return Err(EOPNOTSUPP);
+            }
+            // Persistent memory is found by its pinned pages; an ODP MR has none (as C, whose
+            // `is_pmem_page` check only runs on pinned MRs, rxe-rs refuses rather than guess).
+            if access & resp::ACCESS_FLUSH_PERSISTENT != 0 {
+                return Err(EINVAL);
+            }
+            let odp = OdpUmem::get(dev, req)?;
+            let backing = Backing::Odp(odp, req.start);
+            return Self::new(keys, req.pd, access, backing, req.iova, req.length);
         }
         let umem = Umem::get(dev, req)?;
         // As C `rxe_mr_fill_pages_from_sgt`: persistent FLUSH needs persistent memory.
         if access & resp::ACCESS_FLUSH_PERSISTENT != 0 && !umem.is_pmem() {
             return Err(EINVAL);
         }
-        Self::new(keys, req.pd, access, Some(umem), req.iova, req.length, None)
+        Self::new(
+            keys,
+            req.pd,
+            access,
+            Backing::User(umem),
+            req.iova,
+            req.length,
+        )
     }
 
     /// `rxe_alloc_mr`: a fast-registration MR for `max_num_sg` pages, free until a REG_MR
@@ -501,7 +634,7 @@ impl RxeMr {
             return Err(EINVAL);
         }
         let max = usize::try_from(max_num_sg).map_err(|_| EINVAL)?;
-        Self::new(keys, pd, mw::ACCESS_REMOTE, None, 0, 0, Some(max))
+        Self::new(keys, pd, mw::ACCESS_REMOTE, Backing::Fast(max), 0, 0)
     }
 
     /// `rxe_rereg_user_mr`: a new PD and/or new access rights for a user MR, in place.
@@ -515,9 +648,24 @@ impl RxeMr {
     pub(crate) fn rereg(&self, req: &ReregMrReq) -> Result {
         params::check_rereg_flags(req.flags).map_err(errno)?;
         // Only user MRs come through ib_uverbs (DMA and fast MRs are kernel objects).
-        let umem = self.umem.as_ref().ok_or(EOPNOTSUPP)?;
-        umem.check_rereg(req.flags, req.access)?;
-        let plan = params::rereg_plan(req.flags, req.access as u32).map_err(errno)?;
+        match (&self.umem, &self.odp) {
+            (Some(umem), _) => umem.check_rereg(req.flags, req.access)?,
+            // As `ib_umem_check_rereg` for ODP memory: write rights need writable memory.
+            (None, Some(odp)) => {
+                if req.flags & params::MR_REREG_ACCESS != 0
+                    && req.access as u32 & access::LOCAL_WRITE != 0
+                    && !odp.pages().writable()
+                {
+                    return Err(EACCES);
+                }
+            }
+            (None, None) => return Err(EOPNOTSUPP),
+        }
+        let mut new_access = req.access as u32;
+        if self.odp.is_some() {
+            new_access &= !params::ACCESS_ON_DEMAND;
+        }
+        let plan = params::rereg_plan(req.flags, new_access).map_err(errno)?;
         let _writer = self.shared.rights_writer.lock();
         let pd = plan.pd.then_some(req.pd.raw());
         self.shared.rights.write(pd, plan.access);
@@ -599,7 +747,7 @@ impl RxeMr {
         drop(keys.mrs.remove(self.index.get()));
         // After the grace period no data-path access is left: the pages can go (a user MR's
         // are unpinned on drop, a fast MR's go back to their ULP).
-        if self.umem.is_some() || matches!(self.shared.mem, MrMem::Fast(_)) {
+        if self.umem.is_some() || self.odp.is_some() || matches!(self.shared.mem, MrMem::Fast(_)) {
             rcu::synchronize_rcu();
         }
         Ok(())
@@ -763,4 +911,50 @@ pub(crate) fn resolve_rkey(
         mr.check(rkey, pd, need, va, len).ok()?;
         Some((mr, va))
     }
+}
+
+/// `advise_mr` (C `rxe_ib_advise_mr`): prefetch the ranges `sges` of MRs of `pd` (each needs
+/// local write rights, as C's lookup asks). PREFETCH maps for reading, PREFETCH_WRITE for
+/// writing, PREFETCH_NO_FAULT takes what is mapped already. Pinned MRs have nothing to fetch.
+/// Sleeps; the caller decides whether on its own thread (`IB_UVERBS_ADVISE_MR_FLAG_FLUSH`) or
+/// in work ([`prefetch_targets`] first).
+pub(crate) fn prefetch(targets: &[(Arc<MrShared>, u64, u64)], advice: u32) -> Result {
+    let (write, fault) = params::prefetch_mode(advice).ok_or(EOPNOTSUPP)?;
+    for (mr, iova, len) in targets {
+        if *len != 0 {
+            mr.fault(*iova, *len, write, fault)?;
+        }
+    }
+    Ok(())
+}
+
+/// The MRs and ranges an `advise_mr` names, checked as C `rxe_ib_prefetch_sg_list` does:
+/// `EINVAL` for an lkey that is not a live MR of `pd` with local write rights covering its
+/// range, `EPERM` for PREFETCH_WRITE of memory registered read-only.
+pub(crate) fn prefetch_targets(
+    keys: &MemKeys,
+    pd: PdId,
+    advice: u32,
+    sges: &[AdviseSge],
+) -> Result<KVec<(Arc<MrShared>, u64, u64)>> {
+    let (write, _) = params::prefetch_mode(advice).ok_or(EOPNOTSUPP)?;
+    let mut out = KVec::with_capacity(sges.len(), GFP_KERNEL)?;
+    for sge in sges {
+        let mr = keys.mr(sge.lkey).ok_or(EINVAL)?;
+        mr.check(
+            sge.lkey,
+            pd,
+            access::LOCAL_WRITE,
+            sge.addr,
+            sge.length as usize,
+        )
+        .map_err(|_| EINVAL)?;
+        if let MrMem::Odp { pages, .. } = &mr.mem {
+            if write && !pages.writable() {
+                return Err(EPERM);
+            }
+        }
+        out.push((mr, sge.addr, u64::from(sge.length)), GFP_KERNEL)?;
+    }
+    Ok(out)
 }

@@ -10,8 +10,8 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, Headers, MemFault, OutPacket, Outbox, RxeError, WqeInfo,
-        WqeState,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, OutPacket, Outbox,
+        RxeError, WqeInfo, WqeState,
     },
     mr::MrShared,
     qp::QpShared,
@@ -99,6 +99,9 @@ impl Engine {
         rcu: &rcu::Guard,
         out: &mut Outbox,
     ) -> bool {
+        if self.req.fault == FaultWait::Waiting {
+            return false;
+        }
         let mut w = match self.next_wqe(qp, out) {
             Ok(w) => w,
             Err(progress) => return progress,
@@ -325,6 +328,10 @@ impl Engine {
             }
             Err(BuildError::Unsendable) => {
                 return Next::Fail(RxeError::local_op(Cause::Unsendable));
+            }
+            // ODP pages not mapped: this packet again once they are.
+            Err(BuildError::Fill(e)) if qp.await_fault(self, Machine::Requester, &e) => {
+                return Next::Done(false);
             }
             Err(BuildError::Fill(e)) => return Next::Fail(e),
         }

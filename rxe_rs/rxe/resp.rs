@@ -7,8 +7,8 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, Headers, Outbox, ReadReply, RecvInProgress, RxeError,
-        WriteTarget, MAX_RECV_WQE,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, Outbox, ReadReply, RecvInProgress,
+        RxeError, WriteTarget, MAX_RECV_WQE,
     },
     mr::{self, access, MrShared},
     qp::QpShared,
@@ -117,6 +117,8 @@ impl Engine {
         match self.state() {
             QpState::Err => {
                 qp.req_pkts.purge();
+                self.resp.paused = None;
+                self.resp.fault = FaultWait::None;
                 self.resp.read = None;
                 self.resp.write = None;
                 // A QP on an SRQ leaves the SRQ's WQEs alone and says it will take no more.
@@ -128,34 +130,40 @@ impl Engine {
             }
             QpState::Reset | QpState::Init => {
                 qp.req_pkts.purge();
+                self.resp.paused = None;
                 return false;
             }
             _ => {}
         }
-        if !out.has_room() {
+        if !out.has_room() || self.resp.fault == FaultWait::Waiting {
             return false;
         }
         if self.resp.read.is_some() {
             return qp.read_reply(self, rcu, out);
         }
-        let Some(skb) = qp.req_pkts.pop() else {
+        let Some(skb) = self.resp.paused.take().or_else(|| qp.req_pkts.pop()) else {
             return false;
         };
-        self.handle_request(qp, rcu, out, &skb);
+        if self.handle_request(qp, rcu, out, &skb) {
+            // It waits for ODP pages; handled again when they are there.
+            self.resp.paused = Some(skb);
+            return false;
+        }
         skb.consume();
         true
     }
 
-    /// Runs a request through the stages until one is done with it.
+    /// Runs a request through the stages until one is done with it. `true`: it waits for pages
+    /// of an ODP MR, having changed nothing the same stages would not do again.
     fn handle_request(
         &mut self,
         qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         out: &mut Outbox,
         skb: &SkBuff,
-    ) {
+    ) -> bool {
         let Some(mut req) = Incoming::parse(skb) else {
-            return;
+            return false;
         };
         let mut stage = Stage::CheckPsn;
         // Every stage leads to a later one or out, so the loop ends.
@@ -164,7 +172,7 @@ impl Engine {
                 Stage::CheckPsn => self.check_psn(qp, out, &req),
                 Stage::CheckOpSeq => self.check_op_seq(qp, &req),
                 Stage::CheckOpValid => self.check_op_valid(&req),
-                Stage::CheckResource => self.check_resource(qp, rcu, out, &req),
+                Stage::CheckResource => self.check_resource(qp, out, &req),
                 Stage::CheckLength => self.check_length(qp, &req),
                 Stage::CheckRkey => self.check_rkey(qp, &mut req),
                 Stage::Execute => self.execute(qp, rcu, out, &mut req),
@@ -173,9 +181,18 @@ impl Engine {
             };
             match next {
                 Next::Stage(s) => stage = s,
-                Next::Done => return,
-                Next::Fail(e) => return qp.fail(self, out, req.bth.psn, e),
-                Next::Reject(e) => return qp.reject(self, out, req.bth.psn, e),
+                Next::Done => return false,
+                Next::Fail(e) | Next::Reject(e) if qp.await_fault(self, Machine::Responder, &e) => {
+                    return true;
+                }
+                Next::Fail(e) => {
+                    qp.fail(self, out, req.bth.psn, e);
+                    return false;
+                }
+                Next::Reject(e) => {
+                    qp.reject(self, out, req.bth.psn, e);
+                    return false;
+                }
             }
         }
     }
@@ -256,15 +273,9 @@ impl Engine {
     }
 
     /// A responder resource for a read, an atomic or an atomic write; a receive WQE for a send
-    /// or a write with immediate (none: RNR NAK on RC, dropped otherwise). A datagram's GRH
-    /// goes into its receive buffer here, if the message fits.
-    fn check_resource(
-        &mut self,
-        qp: &QpShared,
-        rcu: &rcu::Guard,
-        out: &mut Outbox,
-        req: &Incoming<'_>,
-    ) -> Next {
+    /// or a write with immediate (none: RNR NAK on RC, dropped otherwise); a datagram must
+    /// fit its receive buffer with the GRH (which lands with the payload, in `land_payload`).
+    fn check_resource(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
         let mask = req.mask;
         if !decide::has_rd_atomic_resource(mask, self.attrs.max_dest_rd_atomic) {
             return Next::Fail(RxeError::INVALID_REQUEST);
@@ -290,20 +301,6 @@ impl Engine {
             if !decide::ud_fits(req.pkt.payload().len() as u32, recv_len) {
                 qp.abandon_recv(self, IB_WC_REM_INV_REQ_ERR);
                 return Next::Done;
-            }
-            let mut grh = [0u8; GRH_LEN];
-            let ip = req.skb.ip_header();
-            if ip.len() >= 40 && ip[0] >> 4 == 6 {
-                grh.copy_from_slice(&ip[..40]);
-            } else if ip.len() >= 20 {
-                grh[20..].copy_from_slice(&ip[..20]);
-            }
-            if let Err(e) = qp.recv_data(self, rcu, &grh) {
-                let e = RxeError {
-                    status: IB_WC_LOC_LEN_ERR,
-                    ..e
-                };
-                return Next::Fail(e.on_receive());
             }
         }
         Next::Stage(Stage::CheckLength)
@@ -472,9 +469,32 @@ impl Engine {
     ) -> core::result::Result<(), Next> {
         let payload = req.pkt.payload();
         let mask = req.mask;
-        if mask.contains(Mask::SEND) {
-            qp.recv_data(self, rcu, payload)
-                .map_err(|e| Next::Fail(e.on_receive()))?;
+        if mask.contains(Mask::SEND) && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
+            // A datagram's receive buffer starts with the GRH (the IP header, IPv4 in its last
+            // 20 bytes); the two land together, so a wait for ODP pages repeats both.
+            let mut grh = [0u8; GRH_LEN];
+            let ip = req.skb.ip_header();
+            if ip.len() >= 40 && ip[0] >> 4 == 6 {
+                grh.copy_from_slice(&ip[..40]);
+            } else if ip.len() >= 20 {
+                grh[20..].copy_from_slice(&ip[..20]);
+            }
+            qp.recv_data(self, rcu, &[&grh, payload])
+                .map_err(|(part, e)| {
+                    // The GRH that does not fit is a length error, as before the payload.
+                    let e = if part == 0 {
+                        RxeError {
+                            status: IB_WC_LOC_LEN_ERR,
+                            ..e
+                        }
+                    } else {
+                        e
+                    };
+                    Next::Fail(e.on_receive())
+                })?;
+        } else if mask.contains(Mask::SEND) {
+            qp.recv_data(self, rcu, &[payload])
+                .map_err(|(_, e)| Next::Fail(e.on_receive()))?;
         } else if mask.contains(Mask::ATOMIC_WRITE) {
             // IBA oA19-28: exactly 8 bytes, to an aligned address.
             let w = self
@@ -684,9 +704,14 @@ impl QpShared {
                 return false;
             }
             Err(BuildError::Fill(e)) => {
+                let e = RxeError::REMOTE_ACCESS.because(e.into());
+                // ODP pages not mapped: the same response once they are.
+                if self.await_fault(eng, Machine::Responder, &e) {
+                    return false;
+                }
                 // The MR went away under the read: NAK it and stop.
                 eng.resp.read = None;
-                self.fail(eng, out, psn, RxeError::REMOTE_ACCESS.because(e.into()));
+                self.fail(eng, out, psn, e);
                 return true;
             }
         }
@@ -867,37 +892,50 @@ impl QpShared {
         Some(())
     }
 
-    /// Copies `data` into the receive WQE in progress (`send_data_in`).
-    fn recv_data(&self, eng: &mut Engine, rcu: &rcu::Guard, data: &[u8]) -> Result<(), RxeError> {
+    /// Copies `parts`, one after the other, into the receive WQE in progress
+    /// (`send_data_in`). The WQE's cursor moves only if all of them land, so a copy that waits
+    /// for ODP pages is done again from the same place. On failure, which part failed.
+    fn recv_data(
+        &self,
+        eng: &mut Engine,
+        rcu: &rcu::Guard,
+        parts: &[&[u8]],
+    ) -> Result<(), (usize, RxeError)> {
         let no_room = RxeError::wqe(IB_WC_LOC_LEN_ERR, Cause::Check);
         let Some(recv) = eng.resp.recv.as_mut() else {
-            return Err(no_room);
+            return Err((0, no_room));
         };
-        if data.len() as u32 > recv.dma.resid {
-            return Err(no_room);
-        }
-        let mut done = 0usize;
         let RecvInProgress {
             wqe: recv_wqe,
             bytes,
-            dma,
+            dma: committed,
             ..
         } = &mut **recv;
+        let mut dma = *committed;
         let num_sge = recv_wqe.num_sge;
-        while done < data.len() {
-            let chunk = dma
-                .next_chunk(
-                    |i| wqe::recv_sge(bytes, i),
-                    num_sge,
-                    (data.len() - done) as u32,
-                )
-                .map_err(RxeError::from)?
-                .ok_or(no_room)?;
-            let len = chunk.len as usize;
-            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
-            mr.write(rcu, chunk.addr, &data[done..done + len])?;
-            done += len;
+        for (part, data) in parts.iter().enumerate() {
+            if data.len() as u32 > dma.resid {
+                return Err((part, no_room));
+            }
+            let mut done = 0usize;
+            while done < data.len() {
+                let chunk = dma
+                    .next_chunk(
+                        |i| wqe::recv_sge(bytes, i),
+                        num_sge,
+                        (data.len() - done) as u32,
+                    )
+                    .map_err(|e| (part, RxeError::from(e)))?
+                    .ok_or((part, no_room))?;
+                let len = chunk.len as usize;
+                let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
+                    .map_err(|e| (part, e))?;
+                mr.write(rcu, chunk.addr, &data[done..done + len])
+                    .map_err(|e| (part, RxeError::from(e)))?;
+                done += len;
+            }
         }
+        *committed = dma;
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use crate::ib::{
     device::{Device, DeviceInfo, DeviceRef, PdId},
     driver,
     handles::{CqHandle, SrqHandle},
-    mr::{MrOps, ReregMrReq, UserMrReq},
+    mr::{AdviseSge, MrOps, ReregMrReq, UserMrReq},
     netdev::NetDev,
     qp::{KernelSendWr, QpAttrs, QpInit, QpLinks, QpOps},
     srq::{SrqAttr, SrqOps},
@@ -136,6 +136,16 @@ impl MrOps for RxeDev {
 
     fn rereg_user_mr(_dev: &Device<Self>, mr: &RxeMr, req: &ReregMrReq) -> Result {
         mr.rereg(req)
+    }
+
+    fn advise_mr(
+        dev: &Device<Self>,
+        pd: PdId,
+        advice: u32,
+        flags: u32,
+        sges: &[AdviseSge],
+    ) -> Result {
+        crate::rxe::odp::advise_mr(dev, pd, advice, flags, sges)
     }
 
     fn dereg_mr(dev: &Device<Self>, mr: &RxeMr) -> Result {

@@ -3,7 +3,7 @@
 //! The engines' error (`proto::error`): the statuses, NAKs and events the layer errors convert
 //! to, which the engines rely on to answer as the C driver does.
 
-use crate::proto::error::{Cause, MemFault, QpEvent, RxeError};
+use crate::proto::error::{Absent, Cause, MemFault, QpEvent, RxeError};
 use crate::proto::hdr::NakCode;
 use crate::proto::wqe::{
     DmaError, WcStatus, WqeError, IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR,
@@ -85,4 +85,30 @@ fn receive_failures_nak_as_class_a_or_c() {
     }
     let e = RxeError::from(DmaError::NoSpace).on_receive();
     assert_eq!(e.cause, Cause::Dma(DmaError::NoSpace));
+}
+
+#[test]
+fn absent_pages_survive_every_rewrite_of_the_error() {
+    // The engines rewrite an error's status and NAK on its way up (a receive's, a remote
+    // access's); the pages an ODP access waits for must still be found in it.
+    let a = Absent {
+        key: 0x1234,
+        iova: 0x7fff_0000_1000,
+        len: 4096,
+        write: true,
+    };
+    let e = RxeError::local_protection(Cause::Memory(MemFault::Absent(a)));
+    assert_eq!(e.absent(), Some(a));
+    assert_eq!(e.on_receive().absent(), Some(a));
+    assert_eq!(RxeError::REMOTE_ACCESS.because(e.cause).absent(), Some(a));
+    let len_err = RxeError {
+        status: IB_WC_LOC_LEN_ERR,
+        ..e
+    };
+    assert_eq!(len_err.absent(), Some(a));
+    assert_eq!(
+        RxeError::local_protection(Cause::Memory(MemFault::Key)).absent(),
+        None
+    );
+    assert_eq!(RxeError::INVALID_REQUEST.absent(), None);
 }
