@@ -87,6 +87,16 @@ peer_hear() {
 # gid_ipv4 DEV: index of DEV's IPv4 (::ffff:a.b.c.d, RoCE v2) GID on port 1.
 gid_ipv4() { ibv_devinfo -v -d "$1" | sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:.*/\1/p' | head -n 1; }
 
+# rxe0_with_gid: `rdma link add rxe0` on eth0, then waits up to 5 s for its IPv4 GID; sets GID to
+# its index (1 if none appeared) and prints it.
+rxe0_with_gid() {
+	rdma link add rxe0 type rxe netdev eth0
+	GID=""
+	for _ in $(seq 50); do GID=$(gid_ipv4 rxe0); [ -n "$GID" ] && break; sleep 0.1; done
+	echo "rxe0 IPv4 GID index: ${GID:-none}"
+	GID=${GID:-1}
+}
+
 # spawn_ready TIMEOUT READY LOG CMD…: starts CMD in the background under `timeout TIMEOUT`,
 # output to LOG, and polls the command string READY for up to 30 s or until CMD exits. Sets
 # SPAWNED_PID (call it in the shell that waits for CMD, not in a subshell).

@@ -5,12 +5,9 @@
 # traffic from QPs on either PD; translation changes EOPNOTSUPP with the MR unchanged; the
 # arguments ib_uverbs, ib_umem_check_rereg and the driver refuse.
 . "$(dirname "$0")/lib.sh"
-rdma link add rxe0 type rxe netdev eth0
-gid=""
-for _ in $(seq 50); do gid=$(gid_ipv4 rxe0); [ -n "$gid" ] && break; sleep 0.1; done
-echo "rxe0 IPv4 GID index: ${gid:-none}"
+rxe0_with_gid
 rc=0
-timeout 300 python3 "$(dirname "$0")/py/rereg_mr.py" rxe0 "${gid:-1}" || rc=$?
+timeout 300 python3 "$(dirname "$0")/py/rereg_mr.py" rxe0 "$GID" || rc=$?
 res=$(rdma res show mr | grep -c . || :)
 echo "MRs left on rxe0: $res"
 rdma link del rxe0
