@@ -929,8 +929,8 @@ pub(crate) fn prefetch(targets: &[(Arc<MrShared>, u64, u64)], advice: u32) -> Re
 }
 
 /// The MRs and ranges an `advise_mr` names, checked as C `rxe_ib_prefetch_sg_list` does:
-/// `EINVAL` for an lkey that is not a live MR of `pd` with local write rights covering its
-/// range, `EPERM` for PREFETCH_WRITE of memory registered read-only.
+/// `EINVAL` for an lkey that is not a live MR of `pd` with local write rights, `EPERM` for
+/// PREFETCH_WRITE of memory registered read-only.
 pub(crate) fn prefetch_targets(
     keys: &MemKeys,
     pd: PdId,
@@ -941,14 +941,13 @@ pub(crate) fn prefetch_targets(
     let mut out = KVec::with_capacity(sges.len(), GFP_KERNEL)?;
     for sge in sges {
         let mr = keys.mr(sge.lkey).ok_or(EINVAL)?;
-        mr.check(
-            sge.lkey,
-            pd,
-            access::LOCAL_WRITE,
-            sge.addr,
-            sge.length as usize,
-        )
-        .map_err(|_| EINVAL)?;
+        let len = sge.length as usize;
+        // A range outside the MR is the fault's to refuse (`EFAULT`, as C's
+        // `ib_umem_odp_map_dma_and_lock`; a queued prefetch drops it).
+        match mr.check(sge.lkey, pd, access::LOCAL_WRITE, sge.addr, len) {
+            Ok(()) | Err(MrError::Range) => {}
+            Err(_) => return Err(EINVAL),
+        }
         if let MrMem::Odp { pages, .. } = &mr.mem {
             if write && !pages.writable() {
                 return Err(EPERM);

@@ -3,13 +3,18 @@
 # RC WRITE, READ and atomics on ODP MRs, data checked, while their pages are dropped
 # (MADV_DONTNEED) and remapped (munmap + mmap MAP_FIXED), and WRITEs racing a thread that keeps
 # dropping the pages they land in; then a WRITE to unmapped memory fails REM_ACCESS_ERR. No MR
-# is left behind.   odp.sh [ITERATIONS]
+# is left behind. Then advise_mr's prefetch (tests/vm/py/advise_mr.py).
+#   odp.sh [ITERATIONS]   odp.sh advise   (advise_mr only: the C driver fails the stress part,
+#   Documentation/data-path.md, "On-demand paging")
 . "$(dirname "$0")/lib.sh"
 rxe0_with_gid
 rc=0
-timeout 900 python3 "$(dirname "$0")/py/odp_stress.py" rxe0 "$GID" "${1:-300}" || rc=$?
+if [ "${1:-}" != advise ]; then
+	timeout 900 python3 "$(dirname "$0")/py/odp_stress.py" rxe0 "$GID" "${1:-300}" || rc=$?
+fi
+timeout 300 python3 "$(dirname "$0")/py/advise_mr.py" rxe0 || rc=$?
 res=$(rdma res show mr | grep -c . || :)
 echo "MRs left on rxe0: $res"
 rdma link del rxe0
-[ "$rc" = 0 ] || { echo "odp_stress.py exit $rc"; exit 1; }
+[ "$rc" = 0 ] || { echo "odp_stress.py or advise_mr.py failed"; exit 1; }
 [ "$res" = 0 ] || { echo "FAIL MRs left behind"; exit 1; }
