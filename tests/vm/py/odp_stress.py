@@ -19,7 +19,9 @@ dropping the racing pages of both (MADV_DONTNEED) for the whole run, so invalida
 the faults and copies of the data path. Every work request must succeed.
 
 At the end B is unmapped for good: an RDMA WRITE to it must fail with REM_ACCESS_ERR (its
-pages cannot be faulted in; C answers so too), and the requester's QP goes to error.
+pages cannot be faulted in; C answers so too), and the requester's QP goes to error. Then
+ranges that wrap 2^64: a WRITE to va 2^64-16 of B (REM_ACCESS_ERR, B untouched) and one from
+an SGE at 2^64-16 with A's lkey (LOC_PROT_ERR).
 
 Every check prints "ok   ..." or "FAIL ..."; a summary line ends the run.
 """
@@ -70,6 +72,17 @@ def dontneed(addr, npages):
         raise OSError(ctypes.get_errno(), 'madvise')
 
 
+def wait(cq):
+    """The status of the first completion on cq (None: none within 30 s)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        n, wcs = cq.poll()
+        if n:
+            return wcs[0].status
+        time.sleep(0.0005)
+    return None
+
+
 class Pair:
     """A loopback RC QP pair: `req` sends, `resp` is the target."""
 
@@ -101,13 +114,7 @@ class Pair:
         else:
             wr.set_wr_atomic(remote.rkey, remote.buf + roff, atomic[0], atomic[1])
         self.req.post_send(wr)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            n, wcs = self.cq.poll()
-            if n:
-                return wcs[0].status
-            time.sleep(0.0005)
-        return None
+        return wait(self.cq)
 
 
 def first_diff(x, y):
@@ -220,7 +227,29 @@ def main():
               st == e.IBV_WC_REM_ACCESS_ERR, wc_name(st))
         # Mapped again so that the MR's release finds the memory its registration had.
         mmap(b_addr, fixed=True)
-    for o in (pair.req, pair.resp, pair.cq, a, b, pd, ctx):
+    # Addresses whose range wraps 2^64, against ODP MRs (`data-path.md`, "Ranges that cannot
+    # wrap"): the responder refuses the forged RETH, the requester the SGE; nothing is touched.
+    top = (1 << 64) - 16
+    before = b.read(PAGE, 0)
+    wrap = Pair(ctx, pd, gid_index)
+    wr = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(a.buf, 64, a.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(b.rkey, top)
+    wrap.req.post_send(wr)
+    st = wait(wrap.cq)
+    check('RDMA WRITE to va 2^64-16 of an ODP MR (64 bytes): IBV_WC_REM_ACCESS_ERR',
+          st == e.IBV_WC_REM_ACCESS_ERR, wc_name(st))
+    check('  the MR is untouched', b.read(PAGE, 0) == before)
+    wrap2 = Pair(ctx, pd, gid_index)
+    wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(top, 64, a.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(b.rkey, b.buf)
+    wrap2.req.post_send(wr)
+    st = wait(wrap2.cq)
+    check('RDMA WRITE from an SGE at 2^64-16 with an ODP lkey: IBV_WC_LOC_PROT_ERR',
+          st == e.IBV_WC_LOC_PROT_ERR, wc_name(st))
+    for o in (wrap.req, wrap.resp, wrap.cq, wrap2.req, wrap2.resp, wrap2.cq,
+              pair.req, pair.resp, pair.cq, a, b, pd, ctx):
         o.close()
     return tally()
 
