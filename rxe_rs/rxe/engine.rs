@@ -13,7 +13,7 @@
 use super::mr::{MrError, MrShared};
 use crate::ib::{handles::IbEvent, qp::QpAttrs};
 use crate::net::skb::SkBuff;
-pub(crate) use crate::proto::error::{Cause, MemFault, QpEvent, RxeError};
+pub(crate) use crate::proto::error::{Absent, Cause, MemFault, QpEvent, RxeError};
 use crate::proto::{
     av::AddressVector,
     hdr::{Aeth, Atmack, Atmeth, Deth, Feth, Ieth, Immdt, Reth},
@@ -317,9 +317,10 @@ pub(crate) enum FaultWait {
     None,
     /// The fault is being taken; the machine does nothing until it is done.
     Waiting,
-    /// The fault failed (the range is not mapped in the process any more): the same access,
-    /// if it finds the pages missing again, fails as C's does (`-EFAULT`).
-    Failed,
+    /// The fault of this range failed (it is not mapped in the process any more): the same
+    /// access, if it finds the pages missing again, fails as C's does (`-EFAULT`); another one
+    /// faults anew.
+    Failed(Absent),
 }
 
 /// The completer's state (`qp->comp`).

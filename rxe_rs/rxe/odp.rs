@@ -65,7 +65,7 @@ impl WorkItem for FaultWork {
                 *wait = if ok {
                     FaultWait::None
                 } else {
-                    FaultWait::Failed
+                    FaultWait::Failed(a)
                 };
             }
         });
@@ -76,8 +76,8 @@ impl WorkItem for FaultWork {
 impl QpShared {
     /// Machine `m` failed with `e`. If for pages of an ODP MR that are not mapped, the machine
     /// now waits while they are faulted in (`true`: the caller keeps its packet or WQE and
-    /// stops). `false`: `e` stands, because it is another error, a fault of these pages failed
-    /// already, or no work could be allocated.
+    /// stops). `false`: `e` stands, because it is another error, the fault of this very range
+    /// failed last time, or no work could be allocated.
     pub(crate) fn await_fault(
         self: &Arc<Self>,
         eng: &mut Engine,
@@ -88,9 +88,11 @@ impl QpShared {
             return false;
         };
         let wait = eng.fault_wait(m);
-        if *wait == FaultWait::Failed {
+        if let FaultWait::Failed(failed) = *wait {
             *wait = FaultWait::None;
-            return false;
+            if failed == absent {
+                return false;
+            }
         }
         let Some(mr) = self.dev.keys().mr(absent.key) else {
             return false;
