@@ -123,8 +123,27 @@ def first_diff(x, y):
     return 'equal' if i is None else f'from byte {i}: {x[i:i + 8].hex()} vs {y[i:i + 8].hex()}'
 
 
+def exit_early(dev, gid_index):
+    """Posts WRITEs and READs whose pages all need faulting in, on fresh ODP MRs, and exits at
+    once: the process's teardown (QPs destroyed, MRs deregistered, the mm gone) meets faults in
+    flight. Run several times by odp.sh, which then checks that nothing is left."""
+    ctx = Context(name=dev)
+    pd = PD(ctx)
+    a = MR(pd, NPAGES * PAGE, ODP_ACCESS, address=mmap())
+    b = MR(pd, NPAGES * PAGE, ODP_ACCESS, address=mmap())
+    pair = Pair(ctx, pd, gid_index)
+    for i, opcode in enumerate((e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ) * 3):
+        wr = SendWR(wr_id=i, opcode=opcode, num_sge=1,
+                    sg=[SGE(a.buf + i * PAGE, 2 * PAGE, a.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_rdma(b.rkey, b.buf + (NPAGES - 2 - i) * PAGE)
+        pair.req.post_send(wr)
+    os._exit(0)
+
+
 def main():
     dev, gid_index = sys.argv[1], int(sys.argv[2])
+    if len(sys.argv) > 3 and sys.argv[3] == 'exit-early':
+        exit_early(dev, gid_index)
     iterations = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     print(f'driver: {DRIVER}, {iterations} iterations')
     ctx = Context(name=dev)
