@@ -115,6 +115,12 @@ impl<T: TimerOwner> PinnedDrop for Timer<T> {
     }
 }
 
+/// The kernel's tick count (`jiffies`).
+pub(crate) fn jiffies() -> u64 {
+    // SAFETY: reads a kernel variable; no preconditions.
+    unsafe { ffi::rxe_rs_jiffies() as u64 }
+}
+
 /// Microseconds to jiffies, rounded up.
 pub(crate) fn usecs_to_jiffies(usecs: u32) -> u64 {
     // SAFETY: pure conversion.

@@ -11,6 +11,12 @@
 
 /// Steps a run may take before it yields to the workqueue (`RXE_MAX_ITERATIONS` in C is 1024).
 const BUDGET: u32 = 256;
+/// Ticks a run may last before it yields, whatever its budget left: as NAPI's time limit, it
+/// bounds the time a CPU spends in one softirq run (C's runs are preemptible kworkers), so that
+/// threads, the RCU grace-period kthread among them, still run where steps are slow (a
+/// sanitizer kernel under emulation). A run that yields is queued again on the BH workqueue,
+/// which under load hands its work to ksoftirqd.
+const RUN_JIFFIES: u64 = 1;
 
 use super::{
     counters::Counter,
@@ -21,7 +27,7 @@ use super::{
 };
 use crate::ib::{
     handles::{with_bh_disabled, IbEvent},
-    timer::TimerOwner,
+    timer::{jiffies, TimerOwner},
 };
 use crate::net::{
     crc,
@@ -177,13 +183,14 @@ impl QpShared {
         let _ = workqueue::system_bh().enqueue(self.clone());
     }
 
-    /// Runs the machines until nothing is left to do or the budget is spent.
+    /// Runs the machines until nothing is left to do, the budget is spent or a tick passed.
     fn run(self: &Arc<Self>) {
         let mut budget = BUDGET;
+        let start = jiffies();
         loop {
             if self.step() {
                 budget -= 1;
-                if budget > 0 {
+                if budget > 0 && jiffies().wrapping_sub(start) < RUN_JIFFIES {
                     continue;
                 }
                 match self.task.out_of_budget() {
