@@ -382,6 +382,110 @@ int rxe_rs_skb_linearize(struct sk_buff *skb)
 	return skb_linearize(skb);
 }
 
+/* The packet's length: linear part and page fragments. */
+unsigned int rxe_rs_skb_len(const struct sk_buff *skb)
+{
+	return skb->len;
+}
+
+/*
+ * The page fragments of a packet we can read in place: their count, or -1 if the skb chains
+ * further skbs (frag_list) or a fragment sits in highmem (not in the direct map).
+ */
+int rxe_rs_skb_frags_readable(const struct sk_buff *skb)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	unsigned int i;
+
+	if (skb_has_frag_list(skb))
+		return -1;
+	for (i = 0; i < sh->nr_frags; i++)
+		if (PageHighMem(skb_frag_page(&sh->frags[i])))
+			return -1;
+	return sh->nr_frags;
+}
+
+/* Fragment `i`'s bytes (in the direct map: checked by rxe_rs_skb_frags_readable). */
+unsigned char *rxe_rs_skb_frag(struct sk_buff *skb, unsigned int i, unsigned int *len)
+{
+	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+	*len = skb_frag_size(frag);
+	return skb_frag_address(frag);
+}
+
+/* Makes the first `len` bytes (at most the packet) linear: the transport headers. */
+int rxe_rs_skb_pull_headers(struct sk_buff *skb, unsigned int len)
+{
+	return pskb_may_pull(skb, min(len, skb->len)) ? 0 : -ENOMEM;
+}
+
+/*
+ * Whether a page may ride in a packet by reference: not slab memory (whose lifetime a page
+ * reference does not extend; sendpage_ok), and in the direct map.
+ */
+bool rxe_rs_page_sendable(struct page *page)
+{
+	return sendpage_ok(page) && !PageHighMem(page);
+}
+
+/* The page of kernel virtual address `addr` if it may ride in a packet, else NULL. */
+struct page *rxe_rs_kva_sendable_page(u64 addr)
+{
+	const void *va = (const void *)(uintptr_t)addr;
+	struct page *page;
+
+	if (!virt_addr_valid(va))
+		return NULL;
+	page = virt_to_page(va);
+	return rxe_rs_page_sendable(page) ? page : NULL;
+}
+
+/*
+ * Appends `len` bytes at `off` of `page` to the packet as a fragment, taking a page reference
+ * the skb drops when freed. The bytes belong to someone else: SKBFL_SHARED_FRAG tells the
+ * stack not to write them. -EMSGSIZE when the skb has no fragment slot left.
+ */
+int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int off,
+			   unsigned int len)
+{
+	unsigned int i = skb_shinfo(skb)->nr_frags;
+
+	if (i >= MAX_SKB_FRAGS)
+		return -EMSGSIZE;
+	get_page(page);
+	skb_fill_page_desc(skb, i, page, off, len);
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return 0;
+}
+
+/*
+ * Appends `len` zeroed bytes of our own as the packet's last fragment (its pad and ICRC, which
+ * cannot go in the linear part once fragments follow it); their address, or NULL.
+ */
+u8 *rxe_rs_skb_attach_trailer(struct sk_buff *skb, unsigned int len)
+{
+	unsigned int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	u8 *buf;
+
+	if (i >= MAX_SKB_FRAGS)
+		return NULL;
+	buf = netdev_alloc_frag(len);
+	if (!buf)
+		return NULL;
+	memset(buf, 0, len);
+	page = virt_to_head_page(buf);
+	skb_fill_page_desc(skb, i, page, buf - (u8 *)page_address(page), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return buf;
+}
+
 unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len)
 {
 	*len = skb_headlen(skb);

@@ -11,6 +11,7 @@
 
 use super::mr::Umem;
 use crate::ffi;
+use crate::net::skb::PayloadSink;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -103,6 +104,14 @@ impl PageList {
                     true,
                 )
             }
+        })
+    }
+
+    /// Attaches `len` bytes at `offset` of the MR to a packet by reference (its pinned pages).
+    pub(crate) fn attach(&self, offset: usize, len: usize, sink: &mut PayloadSink<'_>) -> Result {
+        self.walk(offset, len, |page, in_page, r| {
+            // SAFETY: `page` is pinned (see the module doc); `in_page + r.len() <= PAGE_SIZE`.
+            unsafe { sink.attach_page(page, in_page, r.len()) }
         })
     }
 
@@ -219,6 +228,11 @@ impl KernelPages {
     /// Copies `buf` to `offset` of the mapping.
     pub(crate) fn write(&self, offset: usize, buf: &[u8]) -> Result {
         self.walk(offset, buf.len(), |addr, r| KernelMem::write(addr, &buf[r]))
+    }
+
+    /// Attaches `len` bytes at `offset` of the mapping to a packet by reference.
+    pub(crate) fn attach(&self, offset: usize, len: usize, sink: &mut PayloadSink<'_>) -> Result {
+        self.walk(offset, len, |addr, r| sink.attach_kernel(addr, r.len()))
     }
 
     /// An atomic on the aligned 8 bytes at `offset`: compare-and-swap (`Some(compare)`) or

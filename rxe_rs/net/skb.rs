@@ -6,6 +6,7 @@
 use crate::ffi;
 use crate::ib::netdev::NetDev;
 use crate::net::route::Dst;
+use crate::proto::parts::Parts;
 use core::ptr::NonNull;
 use kernel::{prelude::*, sync::Arc, types::Opaque};
 
@@ -70,6 +71,41 @@ impl SkBuff {
             let ptr = ffi::rxe_rs_skb_data(self.0.as_ptr(), &mut len);
             core::slice::from_raw_parts(ptr, len as usize)
         }
+    }
+
+    /// The packet's length from `data()` on: linear part and page fragments.
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: we own the skb.
+        unsafe { ffi::rxe_rs_skb_len(self.0.as_ptr()) as usize }
+    }
+
+    /// The packet from `data()` on, in place: the linear part, then each page fragment. `None`
+    /// if it cannot be read so (chained skbs, a fragment outside the direct map, more
+    /// fragments than a [`Parts`] holds): linearize it first.
+    pub(crate) fn parts(&self) -> Option<Parts<'_>> {
+        // SAFETY: we own the skb.
+        let nr = unsafe { ffi::rxe_rs_skb_frags_readable(self.0.as_ptr()) };
+        let nr = u32::try_from(nr).ok()?;
+        let mut parts = Parts::from_slice(self.data());
+        for i in 0..nr {
+            let mut len = 0u32;
+            // SAFETY: `i` is below the skb's fragment count, all of them in the direct map
+            // (`rxe_rs_skb_frags_readable`); the fragment's pages are held by the skb, which we
+            // own for the lifetime of the returned slices.
+            let bytes = unsafe {
+                let ptr = ffi::rxe_rs_skb_frag(self.0.as_ptr(), i, &mut len);
+                core::slice::from_raw_parts(ptr, len as usize)
+            };
+            parts.push(bytes).ok()?;
+        }
+        Some(parts)
+    }
+
+    /// Makes the first `len` bytes from `data()` (or all, if fewer) linear (`pskb_may_pull`).
+    pub(crate) fn pull_headers(&mut self, len: usize) -> Result {
+        let len = u32::try_from(len).map_err(|_| EINVAL)?;
+        // SAFETY: we own the skb.
+        kernel::error::to_result(unsafe { ffi::rxe_rs_skb_pull_headers(self.0.as_ptr(), len) })
     }
 
     /// The linear data, writable (the skb is ours and not cloned: we built it).
@@ -160,6 +196,220 @@ impl SkBuff {
     pub(crate) fn consume(self) {
         // SAFETY: we own the skb.
         unsafe { ffi::rxe_rs_consume_skb(self.into_raw()) };
+    }
+}
+
+/// A packet being built: its headers in the linear part, its payload there too (copied) or in
+/// page fragments referring to the memory it comes from, then a pad and the ICRC.
+pub(crate) struct TxSkb {
+    skb: SkBuff,
+    /// The pad-and-ICRC fragment of a packet whose payload is in fragments: our own bytes,
+    /// held by the skb's reference on their page.
+    trailer: Option<(NonNull<u8>, usize)>,
+}
+
+// SAFETY: the trailer pointer is only written through `&mut self`; the skb may move (`SkBuff`).
+unsafe impl Send for TxSkb {}
+
+impl TxSkb {
+    /// A packet with `len` zeroed linear bytes (see [`SkBuff::alloc_tx`]).
+    pub(crate) fn alloc(netdev: &NetDev, ipv6: bool, len: usize) -> Result<Self> {
+        Ok(Self {
+            skb: SkBuff::alloc_tx(netdev, ipv6, len)?,
+            trailer: None,
+        })
+    }
+
+    /// The linear bytes.
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        self.skb.data_mut()
+    }
+
+    /// The whole packet from `data()` on (see [`SkBuff::parts`]).
+    pub(crate) fn parts(&self) -> Option<Parts<'_>> {
+        self.skb.parts()
+    }
+
+    /// Appends `len` bytes of `page` from `offset` as a fragment, the skb holding a reference on
+    /// the page; `false` if the skb has no fragment slot left.
+    ///
+    /// # Safety
+    ///
+    /// `page` is a valid page for the duration of the call whose lifetime a page reference
+    /// extends (`rxe_rs_page_sendable`), and `offset + len` lies within it.
+    pub(crate) unsafe fn attach_page(
+        &mut self,
+        page: NonNull<ffi::page>,
+        offset: usize,
+        len: usize,
+    ) -> bool {
+        debug_assert!(self.trailer.is_none(), "the trailer is the last fragment");
+        // SAFETY: we own the skb, built by us; the caller vouches for the page and range,
+        // both below 4 GiB as they lie in one page.
+        unsafe {
+            ffi::rxe_rs_skb_attach_page(
+                self.skb.0.as_ptr(),
+                page.as_ptr(),
+                offset as u32,
+                len as u32,
+            ) == 0
+        }
+    }
+
+    /// Appends `len` zeroed bytes of our own as the last fragment: the pad and ICRC of a packet
+    /// whose payload is in fragments.
+    pub(crate) fn attach_trailer(&mut self, len: usize) -> Result {
+        if self.trailer.is_some() {
+            return Err(EINVAL);
+        }
+        let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
+        // SAFETY: we own the skb; the shim allocates the bytes and gives the skb the only
+        // reference on them.
+        let ptr = unsafe { ffi::rxe_rs_skb_attach_trailer(self.skb.0.as_ptr(), len32) };
+        self.trailer = Some((NonNull::new(ptr).ok_or(ENOMEM)?, len));
+        Ok(())
+    }
+
+    /// Pushes the UDP and IP headers (see [`SkBuff::prepare`]).
+    pub(crate) fn prepare(&mut self, route: &Route<'_>, dst: Dst) {
+        self.skb.prepare(route, dst);
+    }
+
+    /// Writes the packet's last 4 bytes, its ICRC: in the trailer if it has one, else at the
+    /// end of the linear part. `false` if there are fewer than 4.
+    pub(crate) fn set_icrc(&mut self, icrc: [u8; 4]) -> bool {
+        let tail = match self.trailer {
+            Some((ptr, len)) => {
+                // SAFETY: the trailer is `len` bytes of ours, alive while the skb is (its
+                // fragment holds the page), and nothing else refers to them; `&mut self`
+                // makes this the only view.
+                unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr(), len) }
+            }
+            None => self.skb.data_mut(),
+        };
+        match tail.last_chunk_mut::<4>() {
+            Some(last) => {
+                *last = icrc;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The built packet.
+    pub(crate) fn into_skb(self) -> SkBuff {
+        self.skb
+    }
+}
+
+/// Where a packet's payload goes while the packet is built: copied into its linear part, or
+/// (by reference) attached as page fragments of the memory it comes from. A source that cannot
+/// be referenced refuses, and the packet is then built again by copy.
+pub(crate) struct PayloadSink<'s> {
+    skb: &'s mut TxSkb,
+    /// By copy: where the payload lies in the linear part.
+    copy: Option<core::ops::Range<usize>>,
+    /// By reference: bytes still to attach.
+    left: usize,
+    refused: bool,
+}
+
+const PAGE_SIZE: usize = 4096;
+
+impl<'s> PayloadSink<'s> {
+    /// The payload is copied into `skb`'s linear bytes `range`.
+    pub(crate) fn by_copy(skb: &'s mut TxSkb, range: core::ops::Range<usize>) -> Self {
+        Self {
+            skb,
+            copy: Some(range),
+            left: 0,
+            refused: false,
+        }
+    }
+
+    /// The payload, `len` bytes, is attached to `skb` by reference.
+    pub(crate) fn by_reference(skb: &'s mut TxSkb, len: usize) -> Self {
+        Self {
+            skb,
+            copy: None,
+            left: len,
+            refused: false,
+        }
+    }
+
+    /// By copy: the payload's bytes, to fill. `None` when the payload goes by reference.
+    pub(crate) fn copy_buf(&mut self) -> Option<&mut [u8]> {
+        let range = self.copy.clone()?;
+        self.skb.data_mut().get_mut(range)
+    }
+
+    /// By reference: how many bytes are still to attach.
+    pub(crate) fn left(&self) -> usize {
+        self.left
+    }
+
+    /// This payload cannot go by reference (memory of a kind or a page a packet may not hold):
+    /// build the packet by copy.
+    pub(crate) fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// Whether a source refused, or the payload went by reference but not all of it.
+    pub(crate) fn failed(&self) -> bool {
+        self.refused || (self.copy.is_none() && self.left != 0)
+    }
+
+    /// By reference: attaches `len` bytes of `page` from `offset`, or refuses if the page may
+    /// not ride in a packet, the payload is shorter, or the skb has no slot left.
+    ///
+    /// # Safety
+    ///
+    /// `page` is valid for the duration of the call and `offset + len` lies within it.
+    pub(crate) unsafe fn attach_page(
+        &mut self,
+        page: NonNull<ffi::page>,
+        offset: usize,
+        len: usize,
+    ) {
+        if self.refused || self.copy.is_some() || len > self.left {
+            self.refuse();
+            return;
+        }
+        // SAFETY: the caller vouches for the page for the call.
+        if !unsafe { ffi::rxe_rs_page_sendable(page.as_ptr()) } {
+            self.refuse();
+            return;
+        }
+        // SAFETY: the page is valid and sendable (a page reference extends its lifetime); the
+        // caller vouches for the range.
+        if unsafe { self.skb.attach_page(page, offset, len) } {
+            self.left -= len;
+        } else {
+            self.refuse();
+        }
+    }
+
+    /// By reference: attaches `len` bytes at kernel virtual address `addr` (memory a kernel ULP
+    /// vouches for, as the copies of `ib::mem::KernelMem` trust it), page by page; refuses what
+    /// is not in the direct map or not sendable.
+    pub(crate) fn attach_kernel(&mut self, addr: u64, len: usize) {
+        let mut done = 0usize;
+        while done < len && !self.refused {
+            let at = addr.wrapping_add(done as u64);
+            let in_page = (at as usize) & (PAGE_SIZE - 1);
+            let n = (PAGE_SIZE - in_page).min(len - done);
+            // SAFETY: the shim only computes the page of `at` after checking it is in the
+            // direct map; it dereferences nothing.
+            let page = unsafe { ffi::rxe_rs_kva_sendable_page(at) };
+            let Some(page) = NonNull::new(page) else {
+                self.refuse();
+                return;
+            };
+            // SAFETY: `page` is the direct-map page of memory the ULP keeps valid for its work
+            // request, so for this call; `in_page + n <= PAGE_SIZE`.
+            unsafe { self.attach_page(page, in_page, n) };
+            done += n;
+        }
     }
 }
 

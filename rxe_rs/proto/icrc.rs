@@ -17,6 +17,7 @@
 
 use super::hdr::{BTH_LEN, ICRC_LEN};
 use super::opcode::opcode_info;
+use super::parts::Parts;
 use super::Error;
 
 /// Size of an IPv4 header without options.
@@ -138,14 +139,26 @@ pub fn compute_with(
     udp: &[u8; UDP_HDR_LEN],
     packet: &[u8],
 ) -> Result<u32, Error> {
-    let (bth, _) = packet
+    compute_parts(crc32_le, ip, udp, &Parts::from_slice(packet))
+}
+
+/// [`compute_with`] over a packet in pieces (BTH to ICRC, the ICRC left out), its headers in
+/// the first piece.
+pub fn compute_parts(
+    crc32_le: impl Fn(u32, &[u8]) -> u32,
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    packet: &Parts<'_>,
+) -> Result<u32, Error> {
+    let head = packet.first();
+    let (bth, _) = head
         .split_first_chunk::<BTH_LEN>()
         .ok_or(Error::Truncated)?;
     let [opcode, ..] = *bth;
     let info = opcode_info(opcode).ok_or(Error::UnknownOpcode(opcode))?;
-    let ext_headers = packet.get(BTH_LEN..info.length).ok_or(Error::Truncated)?;
+    let ext_headers = head.get(BTH_LEN..info.length).ok_or(Error::Truncated)?;
     let rest = packet
-        .get(info.icrc_payload_offset()..)
+        .skip(info.icrc_payload_offset())
         .ok_or(Error::Truncated)?;
 
     let mut crc = ICRC_SEED;
@@ -176,7 +189,9 @@ pub fn compute_with(
     masked_bth[4] = 0xff; // FECN, BECN and 6 reserved bits
     crc = crc32_le(crc, &masked_bth);
     crc = crc32_le(crc, ext_headers);
-    crc = crc32_le(crc, rest);
+    for piece in rest.pieces() {
+        crc = crc32_le(crc, piece);
+    }
     Ok(!crc)
 }
 
@@ -192,11 +207,24 @@ pub fn verify_with(
     udp: &[u8; UDP_HDR_LEN],
     udp_payload: &[u8],
 ) -> Result<(), Error> {
-    let (packet, carried) = udp_payload
-        .split_last_chunk::<ICRC_LEN>()
+    verify_parts(crc32_le, ip, udp, &Parts::from_slice(udp_payload))
+}
+
+/// [`verify_with`] over a UDP payload in pieces, its headers in the first piece.
+pub fn verify_parts(
+    crc32_le: impl Fn(u32, &[u8]) -> u32,
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    udp_payload: &Parts<'_>,
+) -> Result<(), Error> {
+    let carried = udp_payload
+        .last_chunk::<ICRC_LEN>()
         .ok_or(Error::Truncated)?;
-    let computed = compute_with(crc32_le, ip, udp, packet)?;
-    let carried = u32::from_le_bytes(*carried);
+    let packet = udp_payload
+        .take(udp_payload.len() - ICRC_LEN)
+        .ok_or(Error::Truncated)?;
+    let computed = compute_parts(crc32_le, ip, udp, &packet)?;
+    let carried = u32::from_le_bytes(carried);
     if computed == carried {
         Ok(())
     } else {

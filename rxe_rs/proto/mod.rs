@@ -77,6 +77,7 @@ pub mod mw;
 pub mod opcode;
 pub mod packet;
 pub mod params;
+pub mod parts;
 pub mod psn;
 pub mod qp_state;
 pub mod queue;

@@ -140,6 +140,10 @@ impl Mask {
 
 bit_mask_ops!(Mask);
 
+/// The most bytes of headers (BTH and extension headers) any opcode has: what a receiver must
+/// see contiguous to parse a packet.
+pub const MAX_HEADERS_LEN: usize = 52;
+
 /// What the driver knows about one opcode: a row of the C `rxe_opcode[]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpcodeInfo {
@@ -163,7 +167,7 @@ impl OpcodeInfo {
         while i < Hdr::COUNT {
             let hdr = Hdr::WIRE_ORDER[i];
             if matches!(hdr, Hdr::Bth) || mask.contains(hdr.mask()) {
-                // At most 44 bytes of headers: the casts are lossless.
+                // At most 52 bytes of headers: the casts are lossless.
                 offsets[hdr as usize] = length as u8;
                 length += hdr.wire_len();
             }

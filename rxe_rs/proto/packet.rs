@@ -4,19 +4,23 @@
 
 use super::hdr::{Bth, Header, BTH_TVER, ICRC_LEN};
 use super::opcode::{opcode_info, OpcodeInfo};
+use super::parts::Parts;
 use super::Error;
 
 /// The UDP payload of a RoCEv2 packet whose layout has been checked: the
 /// opcode is known, the version is 0, and the headers, pad and ICRC fit.
+/// Its headers are contiguous; its payload may be in pieces (a socket
+/// buffer's page fragments).
 ///
 /// Nothing about QPs, PSNs or the ICRC's value is checked here; see
 /// [`super::icrc::verify`] for the ICRC.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet<'a> {
-    bytes: &'a [u8],
+    headers: &'a [u8],
     info: &'static OpcodeInfo,
     bth: Bth,
-    payload: &'a [u8],
+    payload: Parts<'a>,
+    icrc: u32,
 }
 
 impl<'a> Packet<'a> {
@@ -24,25 +28,39 @@ impl<'a> Packet<'a> {
     /// payload, pad and ICRC. Its length must be the one the UDP header
     /// gives, not whatever the frame holds after it.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, Error> {
-        let bth = Bth::parse(bytes)?;
+        Self::parse_parts(&Parts::from_slice(bytes))
+    }
+
+    /// [`Self::parse`] of a UDP payload in pieces, whose first piece holds
+    /// every header of its opcode (`Truncated` otherwise).
+    pub fn parse_parts(parts: &Parts<'a>) -> Result<Self, Error> {
+        let head = parts.first();
+        let bth = Bth::parse(head)?;
         let info = opcode_info(bth.opcode).ok_or(Error::UnknownOpcode(bth.opcode))?;
         if bth.tver != BTH_TVER {
             return Err(Error::BadTransportVersion(bth.tver));
         }
+        let headers = head.get(..info.length).ok_or(Error::Truncated)?;
         // The pad sits between payload and ICRC, so the payload ends that
         // many bytes before the ICRC; too short a packet fails here.
-        let payload_end = bytes
+        let payload_end = parts
             .len()
             .checked_sub(ICRC_LEN + usize::from(bth.pad))
             .ok_or(Error::Truncated)?;
-        let payload = bytes
-            .get(info.length..payload_end)
+        let payload = parts
+            .take(payload_end)
+            .and_then(|p| p.skip(info.length))
+            .ok_or(Error::Truncated)?;
+        let icrc = parts
+            .last_chunk::<ICRC_LEN>()
+            .map(u32::from_le_bytes)
             .ok_or(Error::Truncated)?;
         Ok(Self {
-            bytes,
+            headers,
             info,
             bth,
             payload,
+            icrc,
         })
     }
 
@@ -59,25 +77,23 @@ impl<'a> Packet<'a> {
     /// Extension header `H`, or `None` if this opcode does not carry it.
     pub fn header<H: Header>(&self) -> Option<H> {
         let offset = self.info.offset(H::KIND)?;
-        H::parse(self.bytes.get(offset..)?).ok()
+        H::parse(self.headers.get(offset..)?).ok()
     }
 
     /// The payload: after the headers, before the pad.
-    pub fn payload(&self) -> &'a [u8] {
-        self.payload
+    pub fn payload(&self) -> &Parts<'a> {
+        &self.payload
     }
 
     /// The ICRC the packet carries, in the byte order [`super::icrc::compute`]
     /// returns it.
     pub fn icrc(&self) -> u32 {
-        self.bytes
-            .last_chunk()
-            .map_or(0, |icrc| u32::from_le_bytes(*icrc))
+        self.icrc
     }
 
-    /// Every byte of the packet, BTH to ICRC.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
+    /// The BTH and extension headers.
+    pub fn headers(&self) -> &'a [u8] {
+        self.headers
     }
 }
 

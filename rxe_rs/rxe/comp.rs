@@ -19,10 +19,13 @@ use super::{
     req::lookup_local,
 };
 use crate::ib::handles::IbEvent;
+use crate::net::skb::SkBuff;
 use crate::proto::{
     comp::{self as decide, Check, Resend, RewindStep},
     hdr::{Aeth, Atmack},
+    icrc::UDP_HDR_LEN,
     packet::Packet,
+    parts::Parts,
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
     queue::QueueType,
@@ -77,7 +80,7 @@ impl QpShared {
         }
         if let Some(skb) = eng.comp.paused.take().or_else(|| self.resp_pkts.pop()) {
             let before = eng.comp.psn;
-            if self.handle_response(eng, rcu, skb.data()) {
+            if self.handle_response(eng, rcu, &skb) {
                 // It waits for ODP pages; handled again when they are there.
                 eng.comp.paused = Some(skb);
                 return false;
@@ -115,8 +118,13 @@ impl QpShared {
 
     /// Acts on a response; `true` if it waits for pages of an ODP MR (nothing of it done but
     /// WQEs it completed already, which it will not complete again).
-    fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, udp: &[u8]) -> bool {
-        let Some(pkt) = udp.get(8..).and_then(|p| Packet::parse(p).ok()) else {
+    fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, skb: &SkBuff) -> bool {
+        // From the UDP header; received packets are readable in place (`recv.rs`).
+        let Some(pkt) = skb
+            .parts()
+            .and_then(|udp| udp.skip(UDP_HDR_LEN))
+            .and_then(|p| Packet::parse_parts(&p).ok())
+        else {
             return false;
         };
         // An ACK for every WQE up to its PSN; loop while one response completes several.
@@ -252,22 +260,24 @@ impl QpShared {
         wqe: &SendWqe,
         slot: &[u8],
         mut dma: DmaCursor,
-        data: &[u8],
+        payload: &Parts<'_>,
     ) -> Result<DmaCursor, RxeError> {
-        let mut done = 0usize;
-        while done < data.len() {
-            let chunk = dma
-                .next_chunk(
-                    |i| wqe::sge(slot, i),
-                    wqe.num_sge,
-                    (data.len() - done) as u32,
-                )
-                .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
-                .ok_or(RxeError::local_protection(Cause::Check))?;
-            let len = chunk.len as usize;
-            let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
-            mr.write(rcu, chunk.addr, &data[done..done + len])?;
-            done += len;
+        for data in payload.pieces() {
+            let mut done = 0usize;
+            while done < data.len() {
+                let chunk = dma
+                    .next_chunk(
+                        |i| wqe::sge(slot, i),
+                        wqe.num_sge,
+                        (data.len() - done) as u32,
+                    )
+                    .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
+                    .ok_or(RxeError::local_protection(Cause::Check))?;
+                let len = chunk.len as usize;
+                let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
+                mr.write(rcu, chunk.addr, &data[done..done + len])?;
+                done += len;
+            }
         }
         Ok(dma)
     }

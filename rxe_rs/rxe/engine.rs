@@ -142,6 +142,14 @@ pub(crate) struct Headers {
     pub(crate) feth: Option<Feth>,
 }
 
+/// The payload of an RC message longer than this goes into its packets by reference (page
+/// fragments of the memory it comes from) rather than by copy: below a page, a copy costs less
+/// than the page references and the trailer fragment. RC only: its requester completes a work
+/// request once the responder acknowledged the data, so no buffer is reused while a packet may
+/// still refer to it; UC and UD complete on sending, and a reused buffer would change a packet
+/// after its ICRC.
+pub(crate) const BY_REFERENCE_ABOVE: u32 = 4096;
+
 /// Why [`QpShared::build_packet`] built nothing.
 pub(crate) enum BuildError<E> {
     /// No socket buffer (a GFP_ATOMIC allocation under memory pressure): transient, the caller

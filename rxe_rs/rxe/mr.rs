@@ -25,10 +25,13 @@ use crate::ib::{
     mr::{AdviseSge, ReregMrReq, Umem, UserMrReq},
     odp::{OdpMiss, OdpPages, OdpUmem},
 };
+use crate::net::skb::PayloadSink;
 use crate::proto::{
     error::Absent,
     mw::{self, Bind, MrView, MwType, Window},
-    params, range, resp,
+    params,
+    parts::Parts,
+    range, resp,
     seq::SeqPair,
     Errno,
 };
@@ -357,6 +360,55 @@ impl MrShared {
             }
             Some((pages, off)) => pages.read(off, buf).map_err(|_| MrError::Range),
         }
+    }
+
+    /// Attaches `len` bytes from `iova` to a packet by reference (see [`PayloadSink`]); memory
+    /// a packet cannot hold (ODP pages, which may be invalidated under it) refuses. The caller
+    /// checked the range; the RCU guard keeps the pages pinned until the packet holds them.
+    pub(crate) fn attach(
+        &self,
+        _rcu: &rcu::Guard,
+        iova: u64,
+        len: usize,
+        sink: &mut PayloadSink<'_>,
+    ) -> Result<(), MrError> {
+        if !self.alive() {
+            return Err(MrError::Key);
+        }
+        match &self.mem {
+            MrMem::Fast(f) => {
+                let g = f.inner.lock();
+                let off = g.offset(iova, len)?;
+                g.pages.attach(off, len, sink).map_err(|_| MrError::Range)
+            }
+            MrMem::Odp { .. } => {
+                sink.refuse();
+                Ok(())
+            }
+            MrMem::Kernel => {
+                sink.attach_kernel(iova, len);
+                Ok(())
+            }
+            MrMem::User { .. } => match self.offset(iova)? {
+                Some((pages, off)) => pages.attach(off, len, sink).map_err(|_| MrError::Range),
+                None => Err(MrError::Range),
+            },
+        }
+    }
+
+    /// [`Self::write`] of bytes in pieces, one after the other from `iova`.
+    pub(crate) fn write_parts(
+        &self,
+        rcu: &rcu::Guard,
+        iova: u64,
+        data: &Parts<'_>,
+    ) -> Result<(), MrError> {
+        let mut at = iova;
+        for piece in data.pieces() {
+            self.write(rcu, at, piece)?;
+            at = at.wrapping_add(piece.len() as u64);
+        }
+        Ok(())
     }
 
     /// Copies `buf` to `iova` (`RXE_TO_MR_OBJ`).

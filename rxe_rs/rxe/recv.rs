@@ -13,7 +13,7 @@ use crate::proto::{
     av::is_multicast_gid,
     hdr::{DEFAULT_PKEY, QPN_MASK},
     icrc::{self, IpHeader, UDP_HDR_LEN},
-    opcode::{Mask, Transport},
+    opcode::{Mask, Transport, MAX_HEADERS_LEN},
     packet::Packet,
     qp_state::{QpState, QpType},
 };
@@ -31,7 +31,12 @@ impl PacketReceiver for RxeReceiver {
         let Some(dev) = skb.netdev().and_then(DeviceRef::<RxeDev>::from_netdev) else {
             return;
         };
-        if skb.linearize().is_err() {
+        // Read in place, fragments and all (no copy into one buffer, unlike C's linearising),
+        // once the headers are linear; an skb that cannot be read so is made linear.
+        if skb.parts().is_none() && skb.linearize().is_err() {
+            return;
+        }
+        if skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).is_err() {
             return;
         }
         receive_on(&dev, skb);
@@ -58,13 +63,15 @@ fn accepts(qp: &QpShared, transport: Transport) -> bool {
 
 /// What the checks found: the destination, the packet's transport, and whether it is a request.
 fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Dest, Transport, bool)> {
-    let data = skb.data();
-    let (udp, rest) = data.split_first_chunk::<UDP_HDR_LEN>()?;
+    let parts = skb.parts()?;
+    let udp = parts.first().first_chunk::<UDP_HDR_LEN>()?;
     let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
-    let payload = rest.get(..udp_len.checked_sub(UDP_HDR_LEN)?)?;
+    let payload = parts
+        .skip(UDP_HDR_LEN)?
+        .take(udp_len.checked_sub(UDP_HDR_LEN)?)?;
     let ip = IpHeader::parse(skb.ip_header()).ok()?;
-    icrc::verify_with(crc::crc32_le, ip, udp, payload).ok()?;
-    let pkt = Packet::parse(payload).ok()?;
+    icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?;
+    let pkt = Packet::parse_parts(&payload).ok()?;
     let bth = pkt.bth();
     if bth.pkey != DEFAULT_PKEY {
         return None;
@@ -106,7 +113,7 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff) {
     // As the C driver: the whole IP packet, as `sent_bytes` counts it on the other side.
     dev.data()
         .shared()
-        .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.data().len());
+        .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.len());
     match dest {
         Dest::Qp(qp) => deliver(&qp, is_request, skb),
         Dest::Multicast(mgid) => {

@@ -11,11 +11,12 @@ use super::{
     counters::Counter,
     engine::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, OutPacket, Outbox,
-        RxeError, WqeInfo, WqeState,
+        RxeError, WqeInfo, WqeState, BY_REFERENCE_ABOVE,
     },
     mr::MrShared,
     qp::QpShared,
 };
+use crate::net::skb::PayloadSink;
 use crate::proto::{
     av::AddressVector,
     hdr::{Atmeth, Bth, Deth, Feth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
@@ -311,10 +312,16 @@ impl Engine {
         };
         // The payload: the next `payload` bytes of the WQE's data.
         let slot = self.sq.slot(w.idx);
-        let dma = &mut w.dma;
-        let res = qp.build_packet(&av, bth, &hdrs, payload as usize, |buf| {
-            fill_payload(qp, rcu, &wqe, slot, dma, buf)
+        let by_reference = qp.qp_type == QpType::Rc
+            && matches!(wqe.data, DataKind::Sges)
+            && wqe.length > BY_REFERENCE_ABOVE;
+        let start = w.dma;
+        let mut next = start;
+        let res = qp.build_packet(&av, bth, &hdrs, payload as usize, by_reference, |sink| {
+            next = start;
+            fill_payload(qp, rcu, &wqe, slot, &mut next, sink)
         });
+        w.dma = next;
         match res {
             Ok(pkt) => w.packet = Some(pkt),
             Err(BuildError::NoMemory) => {
@@ -505,8 +512,41 @@ impl QpShared {
     }
 }
 
-/// Copies the next `buf.len()` bytes of a WQE's data (inline or through its SGEs) into `buf`.
+/// The next bytes of a WQE's data (inline or through its SGEs) into a packet: copied, or
+/// attached by reference (SGEs only).
 fn fill_payload(
+    qp: &QpShared,
+    rcu: &rcu::Guard,
+    wqe: &SendWqe,
+    slot: &[u8],
+    dma: &mut DmaCursor,
+    sink: &mut PayloadSink<'_>,
+) -> core::result::Result<(), RxeError> {
+    if let Some(buf) = sink.copy_buf() {
+        return copy_payload(qp, rcu, wqe, slot, dma, buf);
+    }
+    let DataKind::Sges = wqe.data else {
+        sink.refuse();
+        return Ok(());
+    };
+    while sink.left() > 0 {
+        let chunk = dma
+            .next_chunk(|i| wqe::sge(slot, i), wqe.num_sge, sink.left() as u32)
+            .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
+            .ok_or(RxeError::local_protection(Cause::Check))?;
+        let len = chunk.len as usize;
+        let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len)?;
+        mr.attach(rcu, chunk.addr, len, sink)?;
+        if sink.failed() {
+            // Built again by copy, from the start.
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Copies the next `buf.len()` bytes of a WQE's data (inline or through its SGEs) into `buf`.
+fn copy_payload(
     qp: &QpShared,
     rcu: &rcu::Guard,
     wqe: &SendWqe,

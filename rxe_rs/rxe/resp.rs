@@ -8,7 +8,7 @@ use super::{
     counters::Counter,
     engine::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, Outbox, ReadReply, RecvInProgress,
-        RxeError, WriteTarget, MAX_RECV_WQE,
+        RxeError, WriteTarget, BY_REFERENCE_ABOVE, MAX_RECV_WQE,
     },
     mr::{self, access, MrShared},
     qp::QpShared,
@@ -21,8 +21,10 @@ use crate::proto::{
     hdr::{
         Aeth, Atmack, Atmeth, Bth, Deth, Feth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY,
     },
+    icrc::UDP_HDR_LEN,
     opcode::{self, Mask},
     packet::Packet,
+    parts::Parts,
     psn::psn_add,
     qp_state::{QpState, QpType},
     queue::QueueType,
@@ -93,7 +95,8 @@ struct Incoming<'a> {
 
 impl<'a> Incoming<'a> {
     fn parse(skb: &'a SkBuff) -> Option<Self> {
-        let pkt = Packet::parse(skb.data().get(8..)?).ok()?;
+        // From the UDP header; received packets are readable in place (`recv.rs`).
+        let pkt = Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()?;
         Some(Self {
             skb,
             bth: *pkt.bth(),
@@ -479,7 +482,7 @@ impl Engine {
             } else if ip.len() >= 20 {
                 grh[20..].copy_from_slice(&ip[..20]);
             }
-            qp.recv_data(self, rcu, &[&grh, payload])
+            qp.recv_data(self, rcu, Some(&grh), payload)
                 .map_err(|(part, e)| {
                     // The GRH that does not fit is a length error, as before the payload.
                     let e = if part == 0 {
@@ -493,7 +496,7 @@ impl Engine {
                     Next::Fail(e.on_receive())
                 })?;
         } else if mask.contains(Mask::SEND) {
-            qp.recv_data(self, rcu, &[payload])
+            qp.recv_data(self, rcu, None, payload)
                 .map_err(|(_, e)| Next::Fail(e.on_receive()))?;
         } else if mask.contains(Mask::ATOMIC_WRITE) {
             // IBA oA19-28: exactly 8 bytes, to an aligned address.
@@ -504,7 +507,7 @@ impl Engine {
                 .filter(|w| payload.len() == 8 && w.resid == 8 && w.va % 8 == 0)
                 .ok_or(Next::Fail(RxeError::INVALID_REQUEST))?;
             let mr = w.mr.as_ref().ok_or(Next::Fail(RxeError::REMOTE_ACCESS))?;
-            mr.write(rcu, w.va, payload)
+            mr.write_parts(rcu, w.va, payload)
                 .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
         } else if mask.contains(Mask::WRITE) {
             // The payload against what the write still expects.
@@ -526,7 +529,7 @@ impl Engine {
                 .ok_or(Next::Fail(RxeError::INVALID_REQUEST))?;
             if !payload.is_empty() {
                 let mr = w.mr.as_ref().ok_or(Next::Fail(RxeError::REMOTE_ACCESS))?;
-                mr.write(rcu, w.va, payload)
+                mr.write_parts(rcu, w.va, payload)
                     .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
                 w.va += u64::from(len);
                 w.resid -= len;
@@ -672,6 +675,8 @@ impl QpShared {
             (false, false) => opcode::RC_RDMA_READ_RESPONSE_MIDDLE,
         };
         let (psn, va, mr, replay) = (r.psn, r.va, r.mr.clone(), r.replay);
+        // A read longer than a page (this packet not its only one) goes by reference.
+        let by_reference = !r.first || r.resid > BY_REFERENCE_ABOVE;
         let msn = if last && !replay {
             eng.resp.msn.wrapping_add(1)
         } else {
@@ -689,9 +694,12 @@ impl QpShared {
             return true;
         };
         let bth = self.resp_bth(eng, op, psn);
-        let res = self.build_packet(&av, bth, &hdrs, len as usize, |buf| match &mr {
-            Some(mr) => mr.read(rcu, va, buf),
-            None => Ok(()),
+        let res = self.build_packet(&av, bth, &hdrs, len as usize, by_reference, |sink| {
+            let Some(mr) = &mr else { return Ok(()) };
+            if let Some(buf) = sink.copy_buf() {
+                return mr.read(rcu, va, buf);
+            }
+            mr.attach(rcu, va, len as usize, sink)
         });
         match res {
             Ok(pkt) => {
@@ -752,7 +760,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
-        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
     }
@@ -769,7 +777,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_RDMA_READ_RESPONSE_ONLY, psn);
-        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
     }
@@ -785,7 +793,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ATOMIC_ACKNOWLEDGE, psn);
-        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
     }
@@ -892,14 +900,16 @@ impl QpShared {
         Some(())
     }
 
-    /// Copies `parts`, one after the other, into the receive WQE in progress
-    /// (`send_data_in`). The WQE's cursor moves only if all of them land, so a copy that waits
-    /// for ODP pages is done again from the same place. On failure, which part failed.
+    /// Copies a datagram's GRH, if any, then the payload into the receive WQE in progress
+    /// (`send_data_in`). The WQE's cursor moves only if all of it lands, so a copy that waits
+    /// for ODP pages is done again from the same place. On failure, which part failed: 0 the
+    /// first (the GRH if there is one), 1 the payload after a GRH.
     fn recv_data(
         &self,
         eng: &mut Engine,
         rcu: &rcu::Guard,
-        parts: &[&[u8]],
+        grh: Option<&[u8]>,
+        payload: &Parts<'_>,
     ) -> Result<(), (usize, RxeError)> {
         let no_room = RxeError::wqe(IB_WC_LOC_LEN_ERR, Cause::Check);
         let Some(recv) = eng.resp.recv.as_mut() else {
@@ -913,10 +923,8 @@ impl QpShared {
         } = &mut **recv;
         let mut dma = *committed;
         let num_sge = recv_wqe.num_sge;
-        for (part, data) in parts.iter().enumerate() {
-            if data.len() as u32 > dma.resid {
-                return Err((part, no_room));
-            }
+        // Lands `data` (of part `part`) at the receive WQE's cursor.
+        let land = |dma: &mut DmaCursor, part: usize, data: &[u8]| {
             let mut done = 0usize;
             while done < data.len() {
                 let chunk = dma
@@ -934,6 +942,20 @@ impl QpShared {
                     .map_err(|e| (part, RxeError::from(e)))?;
                 done += len;
             }
+            Ok(())
+        };
+        if let Some(grh) = grh {
+            if grh.len() as u32 > dma.resid {
+                return Err((0, no_room));
+            }
+            land(&mut dma, 0, grh)?;
+        }
+        let part = usize::from(grh.is_some());
+        if u32::try_from(payload.len()).map_or(true, |len| len > dma.resid) {
+            return Err((part, no_room));
+        }
+        for piece in payload.pieces() {
+            land(&mut dma, part, piece)?;
         }
         *committed = dma;
         Ok(())

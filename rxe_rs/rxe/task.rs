@@ -31,7 +31,7 @@ use crate::ib::{
 };
 use crate::net::{
     crc,
-    skb::{Route, SkBuff, TxOwner},
+    skb::{PayloadSink, Route, TxOwner, TxSkb},
 };
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
@@ -48,6 +48,19 @@ use kernel::{
     workqueue::{self, WorkItem},
 };
 
+/// How one attempt at building a packet ended, if not with the packet.
+enum Attempt<E> {
+    Failed(BuildError<E>),
+    /// Some of the payload could not go by reference: build it by copy.
+    Refused,
+}
+
+impl<E> From<BuildError<E>> for Attempt<E> {
+    fn from(e: BuildError<E>) -> Self {
+        Self::Failed(e)
+    }
+}
+
 fn addr16(ip: GidIp) -> [u8; 16] {
     match ip {
         GidIp::V4(a) => {
@@ -60,26 +73,56 @@ fn addr16(ip: GidIp) -> [u8; 16] {
 }
 
 impl QpShared {
-    /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes written
-    /// by `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
+    /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
+    /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
+    ///
+    /// With `by_reference`, `fill` is first asked to attach the payload as page fragments of the
+    /// memory it comes from (zero-copy); if any of it refuses, the packet is built again with
+    /// the payload copied, so `fill` must start over each time it is called.
     pub(crate) fn build_packet<E>(
+        &self,
+        av: &AddressVector,
+        bth: Bth,
+        hdrs: &Headers,
+        payload_len: usize,
+        by_reference: bool,
+        mut fill: impl FnMut(&mut PayloadSink<'_>) -> core::result::Result<(), E>,
+    ) -> core::result::Result<OutPacket, BuildError<E>> {
+        if by_reference && payload_len > 0 {
+            match self.build_once(av, bth, hdrs, payload_len, true, &mut fill) {
+                Ok(pkt) => return Ok(pkt),
+                Err(Attempt::Failed(e)) => return Err(e),
+                Err(Attempt::Refused) => {}
+            }
+        }
+        self.build_once(av, bth, hdrs, payload_len, false, &mut fill)
+            .map_err(|e| match e {
+                Attempt::Failed(e) => e,
+                // Only a build by reference refuses.
+                Attempt::Refused => BuildError::Unsendable,
+            })
+    }
+
+    fn build_once<E>(
         &self,
         av: &AddressVector,
         mut bth: Bth,
         hdrs: &Headers,
         payload_len: usize,
-        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), E>,
-    ) -> core::result::Result<OutPacket, BuildError<E>> {
+        by_reference: bool,
+        fill: &mut impl FnMut(&mut PayloadSink<'_>) -> core::result::Result<(), E>,
+    ) -> core::result::Result<OutPacket, Attempt<E>> {
         let Some(info) = opcode_info(bth.opcode) else {
-            return Err(BuildError::Unsendable);
+            return Err(BuildError::Unsendable.into());
         };
         let netdev = self.dev.netdev();
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let len = info.length + payload_len + pad + ICRC_LEN;
+        let linear = if by_reference { info.length } else { len };
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let Ok(mut skb) = SkBuff::alloc_tx(netdev, ipv6, len) else {
-            return Err(BuildError::NoMemory);
+        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear) else {
+            return Err(BuildError::NoMemory.into());
         };
         {
             let data = skb.data_mut();
@@ -93,11 +136,22 @@ impl QpShared {
                 && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data)
                 && write_opt(&hdrs.feth, info.offset(Feth::KIND), data);
             if !ok {
-                return Err(BuildError::Unsendable);
+                return Err(BuildError::Unsendable.into());
             }
-            if let Some(payload) = data.get_mut(info.length..info.length + payload_len) {
-                fill(payload).map_err(BuildError::Fill)?;
+        }
+        if by_reference {
+            let mut sink = PayloadSink::by_reference(&mut skb, payload_len);
+            fill(&mut sink).map_err(|e| Attempt::Failed(BuildError::Fill(e)))?;
+            if sink.failed() {
+                return Err(Attempt::Refused);
             }
+            if skb.attach_trailer(pad + ICRC_LEN).is_err() {
+                return Err(Attempt::Refused);
+            }
+        } else if payload_len > 0 {
+            let range = info.length..info.length + payload_len;
+            let mut sink = PayloadSink::by_copy(&mut skb, range);
+            fill(&mut sink).map_err(|e| Attempt::Failed(BuildError::Fill(e)))?;
         }
         let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));
         let route = Route {
@@ -109,29 +163,42 @@ impl QpShared {
             hop_limit: av.grh.hop_limit,
         };
         let Some(dst) = self.route_cache.get(netdev, ipv6, &saddr, &daddr) else {
-            return Err(BuildError::Unsendable);
+            return Err(BuildError::Unsendable.into());
         };
         skb.prepare(&route, dst);
         let ip_len = if ipv6 { 40 } else { 20 };
-        {
-            let data = skb.data_mut();
-            if data.len() < ip_len + UDP_HDR_LEN {
-                return Err(BuildError::Unsendable);
-            }
-            let (ip, rest) = data.split_at_mut(ip_len);
-            let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
-            let Ok(ip) = IpHeader::parse(ip) else {
-                return Err(BuildError::Unsendable);
+        let icrc = {
+            let Some(parts) = skb.parts() else {
+                return Err(BuildError::Unsendable.into());
             };
-            let Some(udp) = udp.first_chunk::<UDP_HDR_LEN>() else {
-                return Err(BuildError::Unsendable);
+            let head = parts.first();
+            let (Some(ip), Some(udp)) = (
+                head.get(..ip_len).and_then(|ip| IpHeader::parse(ip).ok()),
+                head.get(ip_len..)
+                    .and_then(|h| h.first_chunk::<UDP_HDR_LEN>()),
+            ) else {
+                return Err(BuildError::Unsendable.into());
             };
-            if icrc::generate_with(crc::crc32_le, ip, udp, payload).is_err() {
-                return Err(BuildError::Unsendable);
+            // BTH to the ICRC, which it leaves out.
+            let Some(packet) = parts
+                .skip(ip_len + UDP_HDR_LEN)
+                .and_then(|p| p.take(p.len().checked_sub(ICRC_LEN)?))
+            else {
+                return Err(BuildError::Unsendable.into());
+            };
+            match icrc::compute_parts(crc::crc32_le, ip, udp, &packet) {
+                Ok(icrc) => icrc,
+                Err(_) => return Err(BuildError::Unsendable.into()),
             }
+        };
+        if !skb.set_icrc(icrc.to_le_bytes()) {
+            return Err(BuildError::Unsendable.into());
         }
         let loopback = netdev.is_own_mac(&av.dmac);
-        Ok(OutPacket { skb, loopback })
+        Ok(OutPacket {
+            skb: skb.into_skb(),
+            loopback,
+        })
     }
 
     /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
@@ -141,7 +208,7 @@ impl QpShared {
             let rxe = &*self.dev;
             rxe.count(Counter::SentPkts);
             // As the C driver: the packet with its IP and UDP headers.
-            rxe.count_bytes(Counter::SentBytes, pkt.skb.data().len());
+            rxe.count_bytes(Counter::SentBytes, pkt.skb.len());
             let mut skb = pkt.skb;
             if pkt.loopback {
                 // As C's `rxe_loopback`: the packet goes straight to the receiving QP's queue,

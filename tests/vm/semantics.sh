@@ -8,8 +8,10 @@
 #   - retry budgets restored by progress: a 1 MiB WRITE at MTU 256, retry_cnt 6, 3 % loss;
 #   - CQ events under event-driven traffic on both vCPUs (ibv_rc_pingpong -e, 4 pairs);
 #   - addresses whose addr + len wraps 2^64 (forged RETHs, SGEs) fail their checks;
-#   - QPs destroyed under loopback traffic, 200 rounds; then nothing left behind: the device
-#     goes, the module unloads, the skb cache is back where it was.
+#   - QPs destroyed under loopback traffic, 200 rounds;
+#   - MRs deregistered and freed under 1 MiB WRITEs and READs still queued on a slow link;
+#   then nothing left behind: the device goes, the module unloads, the skb cache is back where
+#   it was.
 # Where the C driver of Linux 7.3 is wrong, the case is expected to fail on C (and checked to,
 # so the list stays true): C_WRONG below, with the reason.
 set -u
@@ -112,6 +114,30 @@ echo "rxev0 after the lossy write: rcvd_seq_err $(counter rxev0/1 rcvd_seq_err),
 check "the link lost packets (the requester saw sequence NAKs or retried)" \
 	test $(($(counter rxev0/1 rcvd_seq_err) + $(counter rxev0/1 completer_retry_err))) -gt 6
 tc qdisc del dev veth0 root 2>/dev/null
+
+# MRs deregistered and freed while packets that use them wait in the links' queues (20 ms each
+# way): rxe-rs's payloads above a page ride in them by reference, so their pages must outlive
+# the MR.
+check "netem delay 20 ms on veth0 and veth1" sh -ec '
+	tc qdisc add dev veth0 root netem delay 20ms
+	ip netns exec rxens tc qdisc add dev veth1 root netem delay 20ms'
+# On rxe-rs, that the payloads did go by reference: a kprobe counts the page fragments attached.
+kp=/sys/kernel/tracing
+[ "${DRIVER:-rs}" = c ] || {
+	echo 'p:rxe_rs_frag rxe_rs_skb_attach_page' >>"$kp/kprobe_events"
+	echo 1 >"$kp/events/kprobes/rxe_rs_frag/enable"
+}
+semantic dereg_in_flight rxev0 rxev1 10
+if [ "${DRIVER:-rs}" != c ]; then
+	frags=$(awk '$1 == "rxe_rs_frag" { print $2 }' "$kp/kprobe_profile")
+	echo "page fragments attached: ${frags:-none}"
+	check "rxe-rs sent the 1 MiB payloads by reference (page fragments attached)" \
+		test "${frags:-0}" -gt 1000
+	echo 0 >"$kp/events/kprobes/rxe_rs_frag/enable"
+	echo '-:rxe_rs_frag' >>"$kp/kprobe_events"
+fi
+tc qdisc del dev veth0 root 2>/dev/null
+ip netns exec rxens tc qdisc del dev veth1 root 2>/dev/null
 check "rdma link del rxev0, rxev1; netns removed" sh -ec '
 	rdma link del rxev0; ip netns exec rxens rdma link del rxev1; ip netns del rxens'
 

@@ -17,6 +17,7 @@ mod mcast;
 mod mw;
 mod opcode;
 mod params;
+mod parts;
 mod pcap;
 mod props;
 mod psn;

@@ -231,3 +231,12 @@ fn transport_comes_from_the_top_three_bits() {
     assert_eq!(Transport::of(0x80), None, "CNP");
     assert_eq!(Transport::of(0xa0), None, "XRC");
 }
+
+#[test]
+fn max_headers_len_is_the_longest_opcodes() {
+    let longest = known_opcodes()
+        .map(|op| opcode_info(op).unwrap().length)
+        .max()
+        .unwrap();
+    assert_eq!(opcode::MAX_HEADERS_LEN, longest);
+}

@@ -14,6 +14,7 @@ use crate::proto::hdr::{
 use crate::proto::icrc;
 use crate::proto::opcode::{self, Mask};
 use crate::proto::packet::{pad_len, Packet};
+use crate::proto::parts::{Parts, MAX_PARTS};
 use crate::proto::psn::{psn_cmp, psn_next};
 
 const RC_UC_UD_CM: &str = "rxe-c-rc-uc-ud-cm.pcap";
@@ -91,6 +92,26 @@ fn check_every_packet(name: &str, expected_count: usize) -> BTreeSet<u8> {
             icrc::verify(roce.ip_header(), roce.udp, roce.payload),
             Ok(())
         );
+        // In pieces as a socket buffer's fragments hold it: headers, then the rest cut every
+        // 7 bytes (as many pieces as fit), the same packet and ICRC.
+        let mut parts = Parts::from_slice(&roce.payload[..info.length]);
+        let mut at = info.length;
+        for piece in roce.payload[info.length..].chunks(7) {
+            if parts.pieces().len() == MAX_PARTS - 1 {
+                break;
+            }
+            parts.push(piece).unwrap();
+            at += piece.len();
+        }
+        parts.push(&roce.payload[at..]).unwrap();
+        assert_eq!(
+            icrc::verify_parts(icrc::crc32_le, roce.ip_header(), roce.udp, &parts),
+            Ok(()),
+            "{name} #{index}: ICRC in pieces"
+        );
+        let split = Packet::parse_parts(&parts).unwrap();
+        assert_eq!(split.payload(), pkt.payload());
+        assert_eq!(split.icrc(), pkt.icrc());
         assert_eq!(
             &roce.payload[roce.payload.len() - ICRC_LEN..],
             &computed.to_le_bytes(),
