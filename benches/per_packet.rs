@@ -28,6 +28,7 @@ use rxe_proto::proto::hdr::{
 use rxe_proto::proto::icrc::{self, crc32_le, IpHeader, IPV4_HDR_LEN, UDP_HDR_LEN};
 use rxe_proto::proto::opcode::{self, opcode_info};
 use rxe_proto::proto::packet::{pad_len, Packet};
+use rxe_proto::proto::parts::Parts;
 use rxe_proto::proto::psn::{psn_add, psn_cmp, psn_diff, PSN_MASK};
 use rxe_proto::proto::qp_state::QpType;
 use rxe_proto::proto::resp::{check_op_seq, check_psn_rc};
@@ -290,6 +291,32 @@ fn header_rows(b: &mut Bench) {
         Packet::parse(black_box(packet))
             .ok()
             .and_then(|p| p.header::<Reth>())
+    });
+    // As a packet sent by reference arrives: headers, payload fragment, pad-and-ICRC fragment.
+    let info = opcode_info(opcode::RC_RDMA_WRITE_ONLY).unwrap();
+    let (head, rest) = packet.split_at(info.length);
+    let (payload, trailer) = rest.split_at(rest.len() - ICRC_LEN);
+    let mut pieces = Parts::from_slice(head);
+    pieces.push(payload).unwrap();
+    pieces.push(trailer).unwrap();
+    b.run("Packet::parse_parts (3 pieces, 1 KiB)", None, |_| {
+        Packet::parse_parts(black_box(&pieces)).map(|p| p.bth().psn)
+    });
+    b.run("ICRC verify, accelerated, 3 pieces, 1 KiB", None, |_| {
+        icrc::verify_parts(
+            accelerated,
+            IpHeader::V4(black_box(&frame.ip)),
+            black_box(&frame.udp),
+            black_box(&pieces),
+        )
+    });
+    b.run("ICRC verify, accelerated, contiguous, 1 KiB", None, |_| {
+        icrc::verify_with(
+            accelerated,
+            IpHeader::V4(black_box(&frame.ip)),
+            black_box(&frame.udp),
+            black_box(packet),
+        )
     });
 
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);

@@ -311,8 +311,14 @@ pub(crate) struct PayloadSink<'s> {
     copy: Option<core::ops::Range<usize>>,
     /// By reference: bytes still to attach.
     left: usize,
+    /// By reference: fragments attached.
+    frags: usize,
     refused: bool,
 }
+
+/// The most payload fragments a packet of ours carries: with its linear part and trailer, a
+/// [`Parts`] holds it, so the receiving end reads it in place.
+const MAX_PAYLOAD_FRAGS: usize = crate::proto::parts::MAX_PARTS - 2;
 
 const PAGE_SIZE: usize = 4096;
 
@@ -323,6 +329,7 @@ impl<'s> PayloadSink<'s> {
             skb,
             copy: Some(range),
             left: 0,
+            frags: 0,
             refused: false,
         }
     }
@@ -333,6 +340,7 @@ impl<'s> PayloadSink<'s> {
             skb,
             copy: None,
             left: len,
+            frags: 0,
             refused: false,
         }
     }
@@ -371,7 +379,8 @@ impl<'s> PayloadSink<'s> {
         offset: usize,
         len: usize,
     ) {
-        if self.refused || self.copy.is_some() || len > self.left {
+        if self.refused || self.copy.is_some() || len > self.left || self.frags == MAX_PAYLOAD_FRAGS
+        {
             self.refuse();
             return;
         }
@@ -384,6 +393,7 @@ impl<'s> PayloadSink<'s> {
         // caller vouches for the range.
         if unsafe { self.skb.attach_page(page, offset, len) } {
             self.left -= len;
+            self.frags += 1;
         } else {
             self.refuse();
         }

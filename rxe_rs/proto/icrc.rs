@@ -189,7 +189,7 @@ pub fn compute_parts(
     masked_bth[4] = 0xff; // FECN, BECN and 6 reserved bits
     crc = crc32_le(crc, &masked_bth);
     crc = crc32_le(crc, ext_headers);
-    for piece in rest.pieces() {
+    for piece in rest.iter() {
         crc = crc32_le(crc, piece);
     }
     Ok(!crc)

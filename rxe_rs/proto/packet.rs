@@ -28,18 +28,41 @@ impl<'a> Packet<'a> {
     /// payload, pad and ICRC. Its length must be the one the UDP header
     /// gives, not whatever the frame holds after it.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, Error> {
-        Self::parse_parts(&Parts::from_slice(bytes))
+        let (bth, info) = Self::parse_bth(bytes)?;
+        // The pad sits between payload and ICRC, so the payload ends that
+        // many bytes before the ICRC; too short a packet fails here.
+        let payload_end = bytes
+            .len()
+            .checked_sub(ICRC_LEN + usize::from(bth.pad))
+            .ok_or(Error::Truncated)?;
+        let payload = bytes
+            .get(info.length..payload_end)
+            .ok_or(Error::Truncated)?;
+        let icrc = bytes.last_chunk().ok_or(Error::Truncated)?;
+        Ok(Self {
+            headers: &bytes[..info.length],
+            info,
+            bth,
+            payload: Parts::from_slice(payload),
+            icrc: u32::from_le_bytes(*icrc),
+        })
+    }
+
+    /// The BTH at the start of `head`, and its opcode's row, checked.
+    fn parse_bth(head: &[u8]) -> Result<(Bth, &'static OpcodeInfo), Error> {
+        let bth = Bth::parse(head)?;
+        let info = opcode_info(bth.opcode).ok_or(Error::UnknownOpcode(bth.opcode))?;
+        if bth.tver != BTH_TVER {
+            return Err(Error::BadTransportVersion(bth.tver));
+        }
+        Ok((bth, info))
     }
 
     /// [`Self::parse`] of a UDP payload in pieces, whose first piece holds
     /// every header of its opcode (`Truncated` otherwise).
     pub fn parse_parts(parts: &Parts<'a>) -> Result<Self, Error> {
         let head = parts.first();
-        let bth = Bth::parse(head)?;
-        let info = opcode_info(bth.opcode).ok_or(Error::UnknownOpcode(bth.opcode))?;
-        if bth.tver != BTH_TVER {
-            return Err(Error::BadTransportVersion(bth.tver));
-        }
+        let (bth, info) = Self::parse_bth(head)?;
         let headers = head.get(..info.length).ok_or(Error::Truncated)?;
         // The pad sits between payload and ICRC, so the payload ends that
         // many bytes before the ICRC; too short a packet fails here.
@@ -48,8 +71,7 @@ impl<'a> Packet<'a> {
             .checked_sub(ICRC_LEN + usize::from(bth.pad))
             .ok_or(Error::Truncated)?;
         let payload = parts
-            .take(payload_end)
-            .and_then(|p| p.skip(info.length))
+            .range(info.length, payload_end)
             .ok_or(Error::Truncated)?;
         let icrc = parts
             .last_chunk::<ICRC_LEN>()

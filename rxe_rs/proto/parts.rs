@@ -3,19 +3,25 @@
 //! A byte string in pieces: a packet whose payload is not contiguous (a socket buffer's linear
 //! part and its page fragments), read without gathering it into one buffer.
 
-/// The most pieces a [`Parts`] holds: an skb's linear part and its fragments (17 with the
-/// kernel's default `MAX_SKB_FRAGS`), with room to spare.
-pub const MAX_PARTS: usize = 24;
+/// The most pieces a [`Parts`] holds: an skb's linear part and a few page fragments (a packet
+/// of ours carries at most [`MAX_PARTS`] − 2 payload fragments and its trailer). Few, so that a
+/// `Parts` stays small enough to pass and copy per packet; a received skb with more fragments
+/// is linearised.
+pub const MAX_PARTS: usize = 6;
 
 /// Too many pieces for a [`Parts`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Full;
 
-/// Bytes as a sequence of non-empty slices, read in order.
+/// Bytes as a sequence of slices, read in order: the pieces as given, and the window of them
+/// this value stands for (so that `skip`, `take` and `range` only move the window).
 #[derive(Clone, Copy, Debug)]
 pub struct Parts<'a> {
     pieces: [&'a [u8]; MAX_PARTS],
     count: usize,
+    /// Bytes of the pieces before the window.
+    start: usize,
+    /// Bytes in the window.
     len: usize,
 }
 
@@ -31,6 +37,7 @@ impl<'a> Parts<'a> {
         Self {
             pieces: [&[]; MAX_PARTS],
             count: 0,
+            start: 0,
             len: 0,
         }
     }
@@ -38,21 +45,30 @@ impl<'a> Parts<'a> {
     /// The bytes of one slice.
     pub fn from_slice(bytes: &'a [u8]) -> Self {
         let mut parts = Self::new();
-        // One piece always fits.
-        let _ = parts.push(bytes);
+        parts.pieces[0] = bytes;
+        parts.count = 1;
+        parts.len = bytes.len();
         parts
     }
 
-    /// Appends `bytes` (an empty slice adds nothing).
+    /// Appends `bytes` (an empty slice adds nothing) to bytes not yet cut by `skip`, `take` or
+    /// `range` (`Full` after a cut, as when no slot is left).
     pub fn push(&mut self, bytes: &'a [u8]) -> Result<(), Full> {
         if bytes.is_empty() {
             return Ok(());
+        }
+        if self.start != 0 || self.len != self.total() {
+            return Err(Full);
         }
         let slot = self.pieces.get_mut(self.count).ok_or(Full)?;
         *slot = bytes;
         self.count += 1;
         self.len += bytes.len();
         Ok(())
+    }
+
+    fn total(&self) -> usize {
+        self.pieces[..self.count].iter().map(|p| p.len()).sum()
     }
 
     /// How many bytes.
@@ -65,59 +81,57 @@ impl<'a> Parts<'a> {
         self.len == 0
     }
 
-    /// The pieces, in order, none empty.
-    pub fn pieces(&self) -> &[&'a [u8]] {
-        &self.pieces[..self.count]
+    /// The bytes, as non-empty slices in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        let (mut skip, mut left) = (self.start, self.len);
+        self.pieces[..self.count].iter().filter_map(move |piece| {
+            if skip >= piece.len() {
+                skip -= piece.len();
+                return None;
+            }
+            let n = left.min(piece.len() - skip);
+            let out = &piece[skip..skip + n];
+            skip = 0;
+            left -= n;
+            (!out.is_empty()).then_some(out)
+        })
     }
 
-    /// The first piece (empty if there are no bytes).
+    /// The first slice of the bytes (empty if there are none).
     pub fn first(&self) -> &'a [u8] {
-        self.pieces().first().copied().unwrap_or(&[])
+        self.iter().next().unwrap_or(&[])
     }
 
     /// The bytes from `at` on; `None` if there are fewer than `at`.
-    pub fn skip(&self, mut at: usize) -> Option<Self> {
-        if at > self.len {
-            return None;
-        }
-        let mut out = Self::new();
-        for piece in self.pieces() {
-            if at >= piece.len() {
-                at -= piece.len();
-                continue;
-            }
-            // At most as many pieces as `self`.
-            out.push(&piece[at..]).ok()?;
-            at = 0;
-        }
-        Some(out)
+    pub fn skip(&self, at: usize) -> Option<Self> {
+        self.range(at, self.len)
     }
 
     /// The first `n` bytes; `None` if there are fewer.
-    pub fn take(&self, mut n: usize) -> Option<Self> {
-        if n > self.len {
-            return None;
-        }
-        let mut out = Self::new();
-        for piece in self.pieces() {
-            if n == 0 {
-                break;
-            }
-            let k = n.min(piece.len());
-            out.push(&piece[..k]).ok()?;
-            n -= k;
-        }
-        Some(out)
+    pub fn take(&self, n: usize) -> Option<Self> {
+        self.range(0, n)
     }
 
-    /// Copies the first `dst.len()` bytes into `dst`; `false` (and `dst` partly written) if
-    /// there are fewer.
+    /// Bytes `start..end`; `None` unless `start <= end <= len`.
+    pub fn range(&self, start: usize, end: usize) -> Option<Self> {
+        if start > end || end > self.len {
+            return None;
+        }
+        Some(Self {
+            start: self.start + start,
+            len: end - start,
+            ..*self
+        })
+    }
+
+    /// Copies the first `dst.len()` bytes into `dst`; `false` (and `dst` untouched) if there
+    /// are fewer.
     pub fn copy_prefix(&self, dst: &mut [u8]) -> bool {
         if dst.len() > self.len {
             return false;
         }
         let mut done = 0;
-        for piece in self.pieces() {
+        for piece in self.iter() {
             if done == dst.len() {
                 break;
             }
@@ -131,15 +145,16 @@ impl<'a> Parts<'a> {
     /// The last `N` bytes, wherever the pieces split them.
     pub fn last_chunk<const N: usize>(&self) -> Option<[u8; N]> {
         let mut out = [0u8; N];
-        let tail = self.skip(self.len.checked_sub(N)?)?;
-        tail.copy_prefix(&mut out).then_some(out)
+        self.skip(self.len.checked_sub(N)?)?
+            .copy_prefix(&mut out)
+            .then_some(out)
     }
 }
 
 impl PartialEq for Parts<'_> {
     fn eq(&self, other: &Self) -> bool {
-        let mine = self.pieces().iter().flat_map(|p| p.iter());
-        let theirs = other.pieces().iter().flat_map(|p| p.iter());
+        let mine = self.iter().flat_map(|p| p.iter());
+        let theirs = other.iter().flat_map(|p| p.iter());
         self.len == other.len && mine.eq(theirs)
     }
 }
@@ -150,8 +165,8 @@ impl PartialEq<[u8]> for Parts<'_> {
             return false;
         }
         let mut at = 0;
-        for piece in self.pieces() {
-            if other[at..at + piece.len()] != **piece {
+        for piece in self.iter() {
+            if other[at..at + piece.len()] != *piece {
                 return false;
             }
             at += piece.len();

@@ -262,7 +262,7 @@ impl QpShared {
         mut dma: DmaCursor,
         payload: &Parts<'_>,
     ) -> Result<DmaCursor, RxeError> {
-        for data in payload.pieces() {
+        for data in payload.iter() {
             let mut done = 0usize;
             while done < data.len() {
                 let chunk = dma

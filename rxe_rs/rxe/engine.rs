@@ -142,13 +142,14 @@ pub(crate) struct Headers {
     pub(crate) feth: Option<Feth>,
 }
 
-/// The payload of an RC message longer than this goes into its packets by reference (page
-/// fragments of the memory it comes from) rather than by copy: below a page, a copy costs less
-/// than the page references and the trailer fragment. RC only: its requester completes a work
-/// request once the responder acknowledged the data, so no buffer is reused while a packet may
-/// still refer to it; UC and UD complete on sending, and a reused buffer would change a packet
-/// after its ICRC.
-pub(crate) const BY_REFERENCE_ABOVE: u32 = 4096;
+/// The payload of an RC packet carrying a whole page or more (path MTU 4096) goes by reference
+/// (page fragments of the memory it comes from) rather than by copy. A smaller payload is
+/// copied: a fragment costs a trailer allocation, page references and reading in pieces, about
+/// what a 1 KiB copy costs (`performance.md`, "Payloads by reference"). RC only: its requester
+/// completes a work request once the responder acknowledged the data, so no buffer is reused
+/// while a packet may still refer to it; UC and UD complete on sending, and a reused buffer
+/// would change a packet after its ICRC.
+pub(crate) const BY_REFERENCE_MIN: u32 = 4096;
 
 /// Why [`QpShared::build_packet`] built nothing.
 pub(crate) enum BuildError<E> {

@@ -404,7 +404,7 @@ impl MrShared {
         data: &Parts<'_>,
     ) -> Result<(), MrError> {
         let mut at = iova;
-        for piece in data.pieces() {
+        for piece in data.iter() {
             self.write(rcu, at, piece)?;
             at = at.wrapping_add(piece.len() as u64);
         }

@@ -11,7 +11,7 @@ use super::{
     counters::Counter,
     engine::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, OutPacket, Outbox,
-        RxeError, WqeInfo, WqeState, BY_REFERENCE_ABOVE,
+        RxeError, WqeInfo, WqeState, BY_REFERENCE_MIN,
     },
     mr::MrShared,
     qp::QpShared,
@@ -314,7 +314,7 @@ impl Engine {
         let slot = self.sq.slot(w.idx);
         let by_reference = qp.qp_type == QpType::Rc
             && matches!(wqe.data, DataKind::Sges)
-            && wqe.length > BY_REFERENCE_ABOVE;
+            && payload >= BY_REFERENCE_MIN;
         let start = w.dma;
         let mut next = start;
         let res = qp.build_packet(&av, bth, &hdrs, payload as usize, by_reference, |sink| {

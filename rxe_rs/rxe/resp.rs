@@ -8,7 +8,7 @@ use super::{
     counters::Counter,
     engine::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, Outbox, ReadReply, RecvInProgress,
-        RxeError, WriteTarget, BY_REFERENCE_ABOVE, MAX_RECV_WQE,
+        RxeError, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
     mr::{self, access, MrShared},
     qp::QpShared,
@@ -675,8 +675,7 @@ impl QpShared {
             (false, false) => opcode::RC_RDMA_READ_RESPONSE_MIDDLE,
         };
         let (psn, va, mr, replay) = (r.psn, r.va, r.mr.clone(), r.replay);
-        // A read longer than a page (this packet not its only one) goes by reference.
-        let by_reference = !r.first || r.resid > BY_REFERENCE_ABOVE;
+        let by_reference = len >= BY_REFERENCE_MIN;
         let msn = if last && !replay {
             eng.resp.msn.wrapping_add(1)
         } else {
@@ -954,7 +953,7 @@ impl QpShared {
         if u32::try_from(payload.len()).map_or(true, |len| len > dma.resid) {
             return Err((part, no_room));
         }
-        for piece in payload.pieces() {
+        for piece in payload.iter() {
             land(&mut dma, part, piece)?;
         }
         *committed = dma;

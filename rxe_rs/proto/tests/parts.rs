@@ -28,7 +28,7 @@ fn cuts(len: usize, raw: &[usize]) -> Vec<usize> {
 }
 
 fn flat(parts: &Parts<'_>) -> Vec<u8> {
-    parts.pieces().concat()
+    parts.iter().collect::<Vec<_>>().concat()
 }
 
 proptest! {
@@ -41,7 +41,7 @@ proptest! {
         let c = cuts(bytes.len(), &raw);
         let parts = split(&bytes, &c);
         prop_assert_eq!(parts.len(), bytes.len());
-        prop_assert!(parts.pieces().iter().all(|p| !p.is_empty()));
+        prop_assert!(parts.iter().all(|p| !p.is_empty()));
         prop_assert_eq!(flat(&parts), bytes.clone());
         prop_assert!(parts == bytes[..]);
         let at = at % (bytes.len() + 2);
@@ -78,4 +78,14 @@ fn a_full_parts_refuses_more() {
     // Empty pieces take no slot.
     assert_eq!(parts.push(&[]), Ok(()));
     assert_eq!(parts.len(), MAX_PARTS);
+}
+
+#[test]
+fn a_cut_parts_takes_no_more_pieces() {
+    let bytes = [1u8, 2, 3, 4];
+    let cut = Parts::from_slice(&bytes).skip(1).unwrap();
+    assert!(cut == bytes[1..]);
+    let mut more = cut;
+    assert_eq!(more.push(&bytes), Err(Full));
+    assert_eq!(more.len(), 3);
 }

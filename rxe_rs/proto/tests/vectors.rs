@@ -96,10 +96,7 @@ fn check_every_packet(name: &str, expected_count: usize) -> BTreeSet<u8> {
         // 7 bytes (as many pieces as fit), the same packet and ICRC.
         let mut parts = Parts::from_slice(&roce.payload[..info.length]);
         let mut at = info.length;
-        for piece in roce.payload[info.length..].chunks(7) {
-            if parts.pieces().len() == MAX_PARTS - 1 {
-                break;
-            }
+        for piece in roce.payload[info.length..].chunks(7).take(MAX_PARTS - 2) {
             parts.push(piece).unwrap();
             at += piece.len();
         }

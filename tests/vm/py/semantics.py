@@ -25,11 +25,11 @@ Cases (IBA 1.7 chapters 9-11):
                    a receive into an SGE at 2^64-16 (LOC_PROT_ERR; the sender REM_OP_ERR).
   destroy_loop N   N times: two QPs on one device, a burst of SENDs and WRITEs in flight, both
                    QPs destroyed without waiting; then one clean exchange on fresh QPs.
-  dereg_in_flight N  N times: a 1 MiB RDMA WRITE and a 1 MiB RDMA READ posted over a slow link
-                   (semantics.sh delays the requester's egress), then an MR they use
+  dereg_in_flight N  N times: a 1 MiB RDMA WRITE and a 1 MiB RDMA READ posted at path MTU 4096
+                   over a slow link (semantics.sh delays both directions), then an MR they use
                    deregistered and its memory freed at once: the source on even rounds, the
                    target on odd. Packets still queued refer to that memory (rxe-rs sends
-                   payloads above a page by reference); every WR completes (successfully or
+                   page-sized payloads by reference); every WR completes (successfully or
                    not) and, after the rounds, a fresh pair moves 1 MiB each way intact.
 
 Prints "ok   ..." / "FAIL ..." per check, then "N passed, M failed"; exits 1 on a failure.
@@ -187,7 +187,8 @@ def case_cq_overflow(dev_a, gid_a, dev_b, gid_b):
     a = End(dev_a, gid_a, cqe=64)
     b = End(dev_b, gid_b, cqe=3, max_recv_wr=n + 4)
     # retry_cnt 1, timeout 10 (4 ms): the sends the responder no longer answers fail quickly.
-    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, retry_cnt=2, timeout=14)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, mtu=e.IBV_MTU_4096, retry_cnt=2,
+             timeout=14)
     room = b.cq.cqe
     for i in range(n):
         b.qp.post_recv(recv_wr(b, 0x100 + i))
@@ -333,23 +334,29 @@ def case_wrap(dev_a, gid_a, dev_b, gid_b):
           f'{wc_name(status_of(rwc))}, {wc_name(status_of(swc))}')
 
 
+def post_write_and_read(a, b, size):
+    """An RDMA WRITE of a's first `size` bytes to b's first, then an RDMA READ of b's next
+    `size` bytes into a's; both signalled."""
+    write = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                   sg=[SGE(a.mr.buf, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    write.set_wr_rdma(b.mr.rkey, b.mr.buf)
+    read = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                  sg=[SGE(a.mr.buf + size, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    read.set_wr_rdma(b.mr.rkey, b.mr.buf + size)
+    a.qp.post_send(write)
+    a.qp.post_send(read)
+
+
 def case_dereg_in_flight(dev_a, gid_a, dev_b, gid_b, rounds=10):
     size = 1 << 20
     completed = 0
     for r in range(int(rounds)):
         a = End(dev_a, gid_a, mr_len=2 * size)
         b = End(dev_b, gid_b, mr_len=2 * size)
-        pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, retry_cnt=2, timeout=14)
+        pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, mtu=e.IBV_MTU_4096, retry_cnt=2,
+             timeout=14)
         a.mr.write(os.urandom(size), size)
-        # A WRITE from a's first half into b's first half, a READ of b's second half into a's.
-        write = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                       sg=[SGE(a.mr.buf, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
-        write.set_wr_rdma(b.mr.rkey, b.mr.buf)
-        read = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
-                      sg=[SGE(a.mr.buf + size, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
-        read.set_wr_rdma(b.mr.rkey, b.mr.buf + size)
-        a.qp.post_send(write)
-        a.qp.post_send(read)
+        post_write_and_read(a, b, size)
         # Deregister and free (pyverbs unmaps the buffer) while the packets are on their way.
         (a.mr if r % 2 == 0 else b.mr).close()
         wcs = poll(a.cq, 2, timeout=120)
@@ -360,18 +367,11 @@ def case_dereg_in_flight(dev_a, gid_a, dev_b, gid_b, rounds=10):
           'every WR completed', completed == int(rounds), f'{completed} of {rounds} rounds')
     a = End(dev_a, gid_a, mr_len=2 * size)
     b = End(dev_b, gid_b, mr_len=2 * size)
-    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, mtu=e.IBV_MTU_4096)
     out, back = os.urandom(size), os.urandom(size)
     a.mr.write(out, size)
     b.mr.write(back, size, size)
-    write = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                   sg=[SGE(a.mr.buf, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
-    write.set_wr_rdma(b.mr.rkey, b.mr.buf)
-    read = SendWR(wr_id=4, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
-                  sg=[SGE(a.mr.buf + size, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
-    read.set_wr_rdma(b.mr.rkey, b.mr.buf + size)
-    a.qp.post_send(write)
-    a.qp.post_send(read)
+    post_write_and_read(a, b, size)
     wcs = poll(a.cq, 2, timeout=120)
     check('then a fresh pair: a 1 MiB WRITE and READ succeed',
           len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
