@@ -150,16 +150,28 @@ pub fn compute_parts(
     udp: &[u8; UDP_HDR_LEN],
     packet: &Parts<'_>,
 ) -> Result<u32, Error> {
+    compute_prefix(crc32_le, ip, udp, packet, packet.len())
+}
+
+/// [`compute_parts`] over the first `len` bytes of `packet`.
+fn compute_prefix(
+    crc32_le: impl Fn(u32, &[u8]) -> u32,
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    packet: &Parts<'_>,
+    len: usize,
+) -> Result<u32, Error> {
     let head = packet.first();
+    let head = head.get(..len.min(head.len())).ok_or(Error::Truncated)?;
     let (bth, _) = head
         .split_first_chunk::<BTH_LEN>()
         .ok_or(Error::Truncated)?;
     let [opcode, ..] = *bth;
     let info = opcode_info(opcode).ok_or(Error::UnknownOpcode(opcode))?;
     let ext_headers = head.get(BTH_LEN..info.length).ok_or(Error::Truncated)?;
-    let rest = packet
-        .skip(info.icrc_payload_offset())
-        .ok_or(Error::Truncated)?;
+    if info.icrc_payload_offset() > len {
+        return Err(Error::Truncated);
+    }
 
     let mut crc = ICRC_SEED;
     crc = match ip {
@@ -189,7 +201,7 @@ pub fn compute_parts(
     masked_bth[4] = 0xff; // FECN, BECN and 6 reserved bits
     crc = crc32_le(crc, &masked_bth);
     crc = crc32_le(crc, ext_headers);
-    for piece in rest.iter() {
+    for piece in packet.iter_range(info.icrc_payload_offset(), len) {
         crc = crc32_le(crc, piece);
     }
     Ok(!crc)
@@ -210,6 +222,25 @@ pub fn verify_with(
     verify_parts(crc32_le, ip, udp, &Parts::from_slice(udp_payload))
 }
 
+/// [`verify_with`] over one slice.
+fn verify_contiguous(
+    crc32_le: impl Fn(u32, &[u8]) -> u32,
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    udp_payload: &[u8],
+) -> Result<(), Error> {
+    let (packet, carried) = udp_payload
+        .split_last_chunk::<ICRC_LEN>()
+        .ok_or(Error::Truncated)?;
+    let computed = compute_prefix(crc32_le, ip, udp, &Parts::from_slice(packet), packet.len())?;
+    let carried = u32::from_le_bytes(*carried);
+    if computed == carried {
+        Ok(())
+    } else {
+        Err(Error::IcrcMismatch { computed, carried })
+    }
+}
+
 /// [`verify_with`] over a UDP payload in pieces, its headers in the first piece.
 pub fn verify_parts(
     crc32_le: impl Fn(u32, &[u8]) -> u32,
@@ -217,13 +248,13 @@ pub fn verify_parts(
     udp: &[u8; UDP_HDR_LEN],
     udp_payload: &Parts<'_>,
 ) -> Result<(), Error> {
+    if let Some(bytes) = udp_payload.as_slice() {
+        return verify_contiguous(crc32_le, ip, udp, bytes);
+    }
     let carried = udp_payload
         .last_chunk::<ICRC_LEN>()
         .ok_or(Error::Truncated)?;
-    let packet = udp_payload
-        .take(udp_payload.len() - ICRC_LEN)
-        .ok_or(Error::Truncated)?;
-    let computed = compute_parts(crc32_le, ip, udp, &packet)?;
+    let computed = compute_prefix(crc32_le, ip, udp, udp_payload, udp_payload.len() - ICRC_LEN)?;
     let carried = u32::from_le_bytes(carried);
     if computed == carried {
         Ok(())

@@ -61,6 +61,9 @@ impl<'a> Packet<'a> {
     /// [`Self::parse`] of a UDP payload in pieces, whose first piece holds
     /// every header of its opcode (`Truncated` otherwise).
     pub fn parse_parts(parts: &Parts<'a>) -> Result<Self, Error> {
+        if let Some(bytes) = parts.as_slice() {
+            return Self::parse(bytes);
+        }
         let head = parts.first();
         let (bth, info) = Self::parse_bth(head)?;
         let headers = head.get(..info.length).ok_or(Error::Truncated)?;

@@ -7,7 +7,7 @@
 /// of ours carries at most [`MAX_PARTS`] − 2 payload fragments and its trailer). Few, so that a
 /// `Parts` stays small enough to pass and copy per packet; a received skb with more fragments
 /// is linearised.
-pub const MAX_PARTS: usize = 6;
+pub const MAX_PARTS: usize = 4;
 
 /// Too many pieces for a [`Parts`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,11 +18,11 @@ pub struct Full;
 #[derive(Clone, Copy, Debug)]
 pub struct Parts<'a> {
     pieces: [&'a [u8]; MAX_PARTS],
-    count: usize,
+    count: u32,
     /// Bytes of the pieces before the window.
-    start: usize,
-    /// Bytes in the window.
-    len: usize,
+    start: u32,
+    /// Bytes in the window (a packet's: `u32` keeps a `Parts` small).
+    len: u32,
 }
 
 impl<'a> Default for Parts<'a> {
@@ -45,9 +45,12 @@ impl<'a> Parts<'a> {
     /// The bytes of one slice.
     pub fn from_slice(bytes: &'a [u8]) -> Self {
         let mut parts = Self::new();
-        parts.pieces[0] = bytes;
-        parts.count = 1;
-        parts.len = bytes.len();
+        // A slice too long for a `Parts` (4 GiB) gives no bytes: nothing parses.
+        if let Ok(len) = u32::try_from(bytes.len()) {
+            parts.pieces[0] = bytes;
+            parts.count = 1;
+            parts.len = len;
+        }
         parts
     }
 
@@ -57,23 +60,31 @@ impl<'a> Parts<'a> {
         if bytes.is_empty() {
             return Ok(());
         }
-        if self.start != 0 || self.len != self.total() {
+        if self.start != 0 || self.len() != self.total() {
             return Err(Full);
         }
-        let slot = self.pieces.get_mut(self.count).ok_or(Full)?;
+        let len = u32::try_from(bytes.len())
+            .ok()
+            .and_then(|n| self.len.checked_add(n))
+            .ok_or(Full)?;
+        let slot = self.pieces.get_mut(self.count as usize).ok_or(Full)?;
         *slot = bytes;
         self.count += 1;
-        self.len += bytes.len();
+        self.len = len;
         Ok(())
     }
 
     fn total(&self) -> usize {
-        self.pieces[..self.count].iter().map(|p| p.len()).sum()
+        self.pieces().iter().map(|p| p.len()).sum()
+    }
+
+    fn pieces(&self) -> &[&'a [u8]] {
+        &self.pieces[..self.count as usize]
     }
 
     /// How many bytes.
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     /// Whether there are no bytes.
@@ -83,8 +94,15 @@ impl<'a> Parts<'a> {
 
     /// The bytes, as non-empty slices in order.
     pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
-        let (mut skip, mut left) = (self.start, self.len);
-        self.pieces[..self.count].iter().filter_map(move |piece| {
+        self.iter_range(0, self.len())
+    }
+
+    /// Bytes `start..end` (clamped to the bytes there are), as non-empty slices in order:
+    /// [`Self::range`] without making a `Parts`.
+    pub fn iter_range(&self, start: usize, end: usize) -> impl Iterator<Item = &'a [u8]> + '_ {
+        let end = end.min(self.len());
+        let (mut skip, mut left) = (self.start as usize + start.min(end), end - start.min(end));
+        self.pieces().iter().filter_map(move |piece| {
             if skip >= piece.len() {
                 skip -= piece.len();
                 return None;
@@ -97,6 +115,13 @@ impl<'a> Parts<'a> {
         })
     }
 
+    /// The bytes as one slice, if they lie in one piece.
+    pub fn as_slice(&self) -> Option<&'a [u8]> {
+        let mut it = self.iter();
+        let first = it.next().unwrap_or(&[]);
+        it.next().is_none().then_some(first)
+    }
+
     /// The first slice of the bytes (empty if there are none).
     pub fn first(&self) -> &'a [u8] {
         self.iter().next().unwrap_or(&[])
@@ -104,7 +129,7 @@ impl<'a> Parts<'a> {
 
     /// The bytes from `at` on; `None` if there are fewer than `at`.
     pub fn skip(&self, at: usize) -> Option<Self> {
-        self.range(at, self.len)
+        self.range(at, self.len())
     }
 
     /// The first `n` bytes; `None` if there are fewer.
@@ -114,12 +139,13 @@ impl<'a> Parts<'a> {
 
     /// Bytes `start..end`; `None` unless `start <= end <= len`.
     pub fn range(&self, start: usize, end: usize) -> Option<Self> {
-        if start > end || end > self.len {
+        if start > end || end > self.len() {
             return None;
         }
+        // Both within `len`, a `u32`.
         Some(Self {
-            start: self.start + start,
-            len: end - start,
+            start: self.start + start as u32,
+            len: (end - start) as u32,
             ..*self
         })
     }
@@ -127,7 +153,7 @@ impl<'a> Parts<'a> {
     /// Copies the first `dst.len()` bytes into `dst`; `false` (and `dst` untouched) if there
     /// are fewer.
     pub fn copy_prefix(&self, dst: &mut [u8]) -> bool {
-        if dst.len() > self.len {
+        if dst.len() > self.len() {
             return false;
         }
         let mut done = 0;
@@ -145,9 +171,12 @@ impl<'a> Parts<'a> {
     /// The last `N` bytes, wherever the pieces split them.
     pub fn last_chunk<const N: usize>(&self) -> Option<[u8; N]> {
         let mut out = [0u8; N];
-        self.skip(self.len.checked_sub(N)?)?
-            .copy_prefix(&mut out)
-            .then_some(out)
+        let mut done = 0;
+        for piece in self.iter_range(self.len().checked_sub(N)?, self.len()) {
+            out[done..done + piece.len()].copy_from_slice(piece);
+            done += piece.len();
+        }
+        Some(out)
     }
 }
 
@@ -161,7 +190,7 @@ impl PartialEq for Parts<'_> {
 
 impl PartialEq<[u8]> for Parts<'_> {
     fn eq(&self, other: &[u8]) -> bool {
-        if self.len != other.len() {
+        if self.len() != other.len() {
             return false;
         }
         let mut at = 0;

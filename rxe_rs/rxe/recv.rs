@@ -66,9 +66,7 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Dest, Transport, bool)> 
     let parts = skb.parts()?;
     let udp = parts.first().first_chunk::<UDP_HDR_LEN>()?;
     let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
-    let payload = parts
-        .skip(UDP_HDR_LEN)?
-        .take(udp_len.checked_sub(UDP_HDR_LEN)?)?;
+    let payload = parts.range(UDP_HDR_LEN, udp_len)?;
     let ip = IpHeader::parse(skb.ip_header()).ok()?;
     icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?;
     let pkt = Packet::parse_parts(&payload).ok()?;

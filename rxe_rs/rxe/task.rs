@@ -181,8 +181,9 @@ impl QpShared {
             };
             // BTH to the ICRC, which it leaves out.
             let Some(packet) = parts
-                .skip(ip_len + UDP_HDR_LEN)
-                .and_then(|p| p.take(p.len().checked_sub(ICRC_LEN)?))
+                .len()
+                .checked_sub(ICRC_LEN)
+                .and_then(|end| parts.range(ip_len + UDP_HDR_LEN, end))
             else {
                 return Err(BuildError::Unsendable.into());
             };
