@@ -18,6 +18,9 @@ BW_SIZE=65536 LAT_SIZE=2
 TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_write_bw_q8 ib_read_bw_q8 ib_send_bw_q8 \
 ib_send_bw_64B_rate ib_send_bw_64B_q8_rate ib_write_bw_1M ib_send_lat ib_write_lat ib_send_lat_ev}
 DRIVERS=${DRIVERS:-c rs}
+# MTU=9000: eth0's MTU (path MTU 4096, where rxe-rs sends payloads by reference); default 1500
+# (path MTU 1024).
+[ -z "${MTU:-}" ] || ip link set eth0 mtu "$MTU"
 # PIN=0: no CPU pinning (the scheduler places server and client).
 if [ "${PIN:-1}" = 1 ]; then SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1"; else SERVER_CPU= CLIENT_CPU=; fi
 port=18700 # perftest's TCP port: a new one per run (perf runs in a subshell: counted by the caller)
