@@ -72,6 +72,52 @@ fn addr16(ip: GidIp) -> [u8; 16] {
     }
 }
 
+/// Writes the ICRC of a linear packet (`data()` at its IP header of `ip_len` bytes) in place.
+fn icrc_in_place(skb: &mut TxSkb, ip_len: usize) -> bool {
+    let data = skb.data_mut();
+    let Some((ip, rest)) = data.split_at_mut_checked(ip_len) else {
+        return false;
+    };
+    let Some((udp, packet)) = rest.split_at_mut_checked(UDP_HDR_LEN) else {
+        return false;
+    };
+    match (IpHeader::parse(ip), udp.first_chunk::<UDP_HDR_LEN>()) {
+        (Ok(ip), Some(udp)) => icrc::generate_with(crc::crc32_le, ip, udp, packet).is_ok(),
+        _ => false,
+    }
+}
+
+/// Writes the ICRC of a packet whose payload is in fragments, computed over its pieces, into
+/// its trailer.
+fn icrc_in_pieces(skb: &mut TxSkb, ip_len: usize) -> bool {
+    let icrc = {
+        let Some(parts) = skb.parts() else {
+            return false;
+        };
+        let head = parts.first();
+        let (Some(ip), Some(udp)) = (
+            head.get(..ip_len).and_then(|ip| IpHeader::parse(ip).ok()),
+            head.get(ip_len..)
+                .and_then(|h| h.first_chunk::<UDP_HDR_LEN>()),
+        ) else {
+            return false;
+        };
+        // BTH to the ICRC, which it leaves out.
+        let Some(packet) = parts
+            .len()
+            .checked_sub(ICRC_LEN)
+            .and_then(|end| parts.range(ip_len + UDP_HDR_LEN, end))
+        else {
+            return false;
+        };
+        match icrc::compute_parts(crc::crc32_le, ip, udp, &packet) {
+            Ok(icrc) => icrc,
+            Err(_) => return false,
+        }
+    };
+    skb.set_icrc(icrc.to_le_bytes())
+}
+
 impl QpShared {
     /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
     /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
@@ -167,32 +213,12 @@ impl QpShared {
         };
         skb.prepare(&route, dst);
         let ip_len = if ipv6 { 40 } else { 20 };
-        let icrc = {
-            let Some(parts) = skb.parts() else {
-                return Err(BuildError::Unsendable.into());
-            };
-            let head = parts.first();
-            let (Some(ip), Some(udp)) = (
-                head.get(..ip_len).and_then(|ip| IpHeader::parse(ip).ok()),
-                head.get(ip_len..)
-                    .and_then(|h| h.first_chunk::<UDP_HDR_LEN>()),
-            ) else {
-                return Err(BuildError::Unsendable.into());
-            };
-            // BTH to the ICRC, which it leaves out.
-            let Some(packet) = parts
-                .len()
-                .checked_sub(ICRC_LEN)
-                .and_then(|end| parts.range(ip_len + UDP_HDR_LEN, end))
-            else {
-                return Err(BuildError::Unsendable.into());
-            };
-            match icrc::compute_parts(crc::crc32_le, ip, udp, &packet) {
-                Ok(icrc) => icrc,
-                Err(_) => return Err(BuildError::Unsendable.into()),
-            }
+        let with_icrc = if by_reference {
+            icrc_in_pieces(&mut skb, ip_len)
+        } else {
+            icrc_in_place(&mut skb, ip_len)
         };
-        if !skb.set_icrc(icrc.to_le_bytes()) {
+        if !with_icrc {
             return Err(BuildError::Unsendable.into());
         }
         let loopback = netdev.is_own_mac(&av.dmac);
