@@ -15,8 +15,11 @@ const BUDGET: u32 = 256;
 /// bounds the time a CPU spends in one softirq run (C's runs are preemptible kworkers), so that
 /// threads, the RCU grace-period kthread among them, still run where steps are slow (a
 /// sanitizer kernel under emulation). A run that yields is queued again on the BH workqueue,
-/// which under load hands its work to ksoftirqd.
-const RUN_JIFFIES: u64 = 1;
+/// which under load hands its work to ksoftirqd. Two: a run yields once at least one whole
+/// tick has passed (between one and two), not at the first tick boundary, which may come after
+/// one step; a short burst (a doorbell's WQE, its first packets) then runs through before the
+/// packets it looped back are taken.
+const RUN_JIFFIES: u64 = 2;
 
 use super::{
     counters::Counter,
