@@ -81,7 +81,6 @@ unsigned int rxe_rs_skb_len(const struct sk_buff *skb);
 int rxe_rs_skb_frags_readable(const struct sk_buff *skb);
 unsigned char *rxe_rs_skb_frag(struct sk_buff *skb, unsigned int i, unsigned int *len);
 int rxe_rs_skb_pull_headers(struct sk_buff *skb, unsigned int len);
-bool rxe_rs_page_sendable(struct page *page);
 struct page *rxe_rs_kva_sendable_page(u64 addr);
 int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int off,
 			   unsigned int len);

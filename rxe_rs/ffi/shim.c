@@ -424,7 +424,7 @@ int rxe_rs_skb_pull_headers(struct sk_buff *skb, unsigned int len)
  * Whether a page may ride in a packet by reference: not slab memory (whose lifetime a page
  * reference does not extend; sendpage_ok), and in the direct map.
  */
-bool rxe_rs_page_sendable(struct page *page)
+static bool rxe_rs_page_sendable(struct page *page)
 {
 	return sendpage_ok(page) && !PageHighMem(page);
 }
@@ -444,7 +444,8 @@ struct page *rxe_rs_kva_sendable_page(u64 addr)
 /*
  * Appends `len` bytes at `off` of `page` to the packet as a fragment, taking a page reference
  * the skb drops when freed. The bytes belong to someone else: SKBFL_SHARED_FRAG tells the
- * stack not to write them. -EMSGSIZE when the skb has no fragment slot left.
+ * stack not to write them. -EMSGSIZE when the skb has no fragment slot left, -EPERM when the
+ * page may not ride in a packet.
  */
 int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int off,
 			   unsigned int len)
@@ -453,6 +454,8 @@ int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int 
 
 	if (i >= MAX_SKB_FRAGS)
 		return -EMSGSIZE;
+	if (!rxe_rs_page_sendable(page))
+		return -EPERM;
 	get_page(page);
 	skb_fill_page_desc(skb, i, page, off, len);
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;

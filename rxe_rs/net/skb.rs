@@ -8,7 +8,7 @@ use crate::ib::netdev::NetDev;
 use crate::net::route::Dst;
 use crate::proto::parts::Parts;
 use core::ptr::NonNull;
-use kernel::{prelude::*, sync::Arc, types::Opaque};
+use kernel::{page::PAGE_SIZE, prelude::*, sync::Arc, types::Opaque};
 
 /// A socket buffer we own; freed (as dropped, not consumed) unless handed on.
 pub(crate) struct SkBuff(NonNull<ffi::sk_buff>);
@@ -231,12 +231,12 @@ impl TxSkb {
     }
 
     /// Appends `len` bytes of `page` from `offset` as a fragment, the skb holding a reference on
-    /// the page; `false` if the skb has no fragment slot left.
+    /// the page; `false` if the skb has no fragment slot left or the page may not ride in a
+    /// packet (slab memory, whose lifetime a page reference does not extend, or highmem).
     ///
     /// # Safety
     ///
-    /// `page` is a valid page for the duration of the call whose lifetime a page reference
-    /// extends (`rxe_rs_page_sendable`), and `offset + len` lies within it.
+    /// `page` is a valid page for the duration of the call, and `offset + len` lies within it.
     pub(crate) unsafe fn attach_page(
         &mut self,
         page: NonNull<ffi::page>,
@@ -245,7 +245,7 @@ impl TxSkb {
     ) -> bool {
         debug_assert!(self.trailer.is_none(), "the trailer is the last fragment");
         // SAFETY: we own the skb, built by us; the caller vouches for the page and range,
-        // both below 4 GiB as they lie in one page.
+        // both below 4 GiB as they lie in one page; the shim checks the page may be held.
         unsafe {
             ffi::rxe_rs_skb_attach_page(
                 self.skb.0.as_ptr(),
@@ -275,19 +275,17 @@ impl TxSkb {
         self.skb.prepare(route, dst);
     }
 
-    /// Writes the packet's last 4 bytes, its ICRC: in the trailer if it has one, else at the
-    /// end of the linear part. `false` if there are fewer than 4.
+    /// Writes the ICRC into the last 4 bytes of the trailer; `false` if there is no trailer of
+    /// 4 bytes or more (a linear packet's ICRC is written in its linear bytes).
     pub(crate) fn set_icrc(&mut self, icrc: [u8; 4]) -> bool {
-        let tail = match self.trailer {
-            Some((ptr, len)) => {
-                // SAFETY: the trailer is `len` bytes of ours, alive while the skb is (its
-                // fragment holds the page), and nothing else refers to them; `&mut self`
-                // makes this the only view.
-                unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr(), len) }
-            }
-            None => self.skb.data_mut(),
+        let Some((ptr, len)) = self.trailer else {
+            return false;
         };
-        match tail.last_chunk_mut::<4>() {
+        // SAFETY: the trailer is `len` bytes of ours, alive while the skb is (its fragment
+        // holds the page), and nothing else refers to them; `&mut self` makes this the only
+        // view.
+        let trailer = unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr(), len) };
+        match trailer.last_chunk_mut::<4>() {
             Some(last) => {
                 *last = icrc;
                 true
@@ -319,8 +317,6 @@ pub(crate) struct PayloadSink<'s> {
 /// The most payload fragments a packet of ours carries: with its linear part and trailer, a
 /// [`Parts`] holds it, so the receiving end reads it in place.
 const MAX_PAYLOAD_FRAGS: usize = crate::proto::parts::MAX_PARTS - 2;
-
-const PAGE_SIZE: usize = 4096;
 
 impl<'s> PayloadSink<'s> {
     /// The payload is copied into `skb`'s linear bytes `range`.
@@ -368,7 +364,7 @@ impl<'s> PayloadSink<'s> {
     }
 
     /// By reference: attaches `len` bytes of `page` from `offset`, or refuses if the page may
-    /// not ride in a packet, the payload is shorter, or the skb has no slot left.
+    /// not ride in a packet, the payload is shorter, or the packet has fragments enough.
     ///
     /// # Safety
     ///
@@ -384,13 +380,7 @@ impl<'s> PayloadSink<'s> {
             self.refuse();
             return;
         }
-        // SAFETY: the caller vouches for the page for the call.
-        if !unsafe { ffi::rxe_rs_page_sendable(page.as_ptr()) } {
-            self.refuse();
-            return;
-        }
-        // SAFETY: the page is valid and sendable (a page reference extends its lifetime); the
-        // caller vouches for the range.
+        // SAFETY: the caller vouches for the page and the range.
         if unsafe { self.skb.attach_page(page, offset, len) } {
             self.left -= len;
             self.frags += 1;

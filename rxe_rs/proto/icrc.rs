@@ -222,25 +222,6 @@ pub fn verify_with(
     verify_parts(crc32_le, ip, udp, &Parts::from_slice(udp_payload))
 }
 
-/// [`verify_with`] over one slice.
-fn verify_contiguous(
-    crc32_le: impl Fn(u32, &[u8]) -> u32,
-    ip: IpHeader<'_>,
-    udp: &[u8; UDP_HDR_LEN],
-    udp_payload: &[u8],
-) -> Result<(), Error> {
-    let (packet, carried) = udp_payload
-        .split_last_chunk::<ICRC_LEN>()
-        .ok_or(Error::Truncated)?;
-    let computed = compute_prefix(crc32_le, ip, udp, &Parts::from_slice(packet), packet.len())?;
-    let carried = u32::from_le_bytes(*carried);
-    if computed == carried {
-        Ok(())
-    } else {
-        Err(Error::IcrcMismatch { computed, carried })
-    }
-}
-
 /// [`verify_with`] over a UDP payload in pieces, its headers in the first piece.
 pub fn verify_parts(
     crc32_le: impl Fn(u32, &[u8]) -> u32,
@@ -248,9 +229,6 @@ pub fn verify_parts(
     udp: &[u8; UDP_HDR_LEN],
     udp_payload: &Parts<'_>,
 ) -> Result<(), Error> {
-    if let Some(bytes) = udp_payload.as_slice() {
-        return verify_contiguous(crc32_le, ip, udp, bytes);
-    }
     let carried = udp_payload
         .last_chunk::<ICRC_LEN>()
         .ok_or(Error::Truncated)?;
