@@ -194,11 +194,18 @@ int rxe_rs_gid_attr_network_type(const struct ib_gid_attr *attr)
 
 /* --- Data path: socket buffers (rxe_net.c) --- */
 
-struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len)
+/*
+ * A packet of len linear bytes, zeroed but for [fill_off, fill_off + fill_len): the payload,
+ * which the caller overwrites whole (zeroing it first would be a second pass over every byte
+ * sent; the allocator may have zeroed it already, with init_on_alloc).
+ */
+struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len,
+				    unsigned int fill_off, unsigned int fill_len)
 {
 	unsigned int hdr_len = sizeof(struct udphdr) +
 			       (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	struct sk_buff *skb;
+	u8 *data;
 
 	/*
 	 * A failure is handled: the QP's task runs again a jiffy later (C fails the WQE with
@@ -210,7 +217,11 @@ struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned
 	skb_reserve(skb, hdr_len + LL_RESERVED_SPACE(ndev));
 	skb->dev = ndev;
 	skb->protocol = ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
-	skb_put_zero(skb, len);
+	if (fill_off > len || fill_len > len - fill_off)
+		fill_off = fill_len = 0;
+	data = skb_put(skb, len);
+	memset(data, 0, fill_off);
+	memset(data + fill_off + fill_len, 0, len - fill_off - fill_len);
 	return skb;
 }
 

@@ -53,13 +53,22 @@ impl SkBuff {
         ptr
     }
 
-    /// A packet to send on `netdev` with `len` zeroed bytes (BTH to ICRC) and room in front for
-    /// the UDP and IP headers. Atomic allocation: the requester runs in bottom halves.
-    pub(crate) fn alloc_tx(netdev: &NetDev, ipv6: bool, len: usize) -> Result<Self> {
+    /// A packet to send on `netdev` with `len` bytes (BTH to ICRC), zeroed but for `fill`, which
+    /// the caller must overwrite before the packet leaves, and room in front for the UDP and IP
+    /// headers. Atomic allocation: the requester runs in bottom halves.
+    fn alloc_tx(
+        netdev: &NetDev,
+        ipv6: bool,
+        len: usize,
+        fill: core::ops::Range<usize>,
+    ) -> Result<Self> {
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
+        let fill_len = u32::try_from(fill.len()).map_err(|_| EINVAL)?;
+        let fill_off = u32::try_from(fill.start).map_err(|_| EINVAL)?;
         // SAFETY: `netdev` is valid for the call; the skb takes no reference on it (as the C
         // driver: the device outlives its QPs' packets through the device's own reference).
-        let skb = unsafe { ffi::rxe_rs_skb_alloc_tx(netdev.as_raw(), ipv6, len) };
+        let skb =
+            unsafe { ffi::rxe_rs_skb_alloc_tx(netdev.as_raw(), ipv6, len, fill_off, fill_len) };
         NonNull::new(skb).map(Self).ok_or(ENOMEM)
     }
 
@@ -206,18 +215,38 @@ pub(crate) struct TxSkb {
     /// The pad-and-ICRC fragment of a packet whose payload is in fragments: our own bytes,
     /// held by the skb's reference on their page.
     trailer: Option<(NonNull<u8>, usize)>,
+    /// Linear bytes left as allocated for the payload, until a [`PayloadSink`] hands them out
+    /// to be written: zeroed before the packet is sent if nobody did.
+    unwritten: Option<core::ops::Range<usize>>,
 }
 
 // SAFETY: the trailer pointer is only written through `&mut self`; the skb may move (`SkBuff`).
 unsafe impl Send for TxSkb {}
 
 impl TxSkb {
-    /// A packet with `len` zeroed linear bytes (see [`SkBuff::alloc_tx`]).
-    pub(crate) fn alloc(netdev: &NetDev, ipv6: bool, len: usize) -> Result<Self> {
+    /// A packet with `len` linear bytes, zeroed but for `payload`, which a
+    /// [`PayloadSink::by_copy`] fills (see [`SkBuff::alloc_tx`]).
+    pub(crate) fn alloc(
+        netdev: &NetDev,
+        ipv6: bool,
+        len: usize,
+        payload: core::ops::Range<usize>,
+    ) -> Result<Self> {
         Ok(Self {
-            skb: SkBuff::alloc_tx(netdev, ipv6, len)?,
+            skb: SkBuff::alloc_tx(netdev, ipv6, len, payload.clone())?,
             trailer: None,
+            unwritten: (!payload.is_empty()).then_some(payload),
         })
+    }
+
+    /// Zeroes the payload bytes no [`PayloadSink::copy_buf`] handed out: no packet carries
+    /// bytes it was not given.
+    fn zero_unwritten(&mut self) {
+        if let Some(range) = self.unwritten.take() {
+            if let Some(bytes) = self.skb.data_mut().get_mut(range) {
+                bytes.fill(0);
+            }
+        }
     }
 
     /// The linear bytes.
@@ -270,8 +299,9 @@ impl TxSkb {
         Ok(())
     }
 
-    /// Pushes the UDP and IP headers (see [`SkBuff::prepare`]).
+    /// Zeroes what no sink wrote, then pushes the UDP and IP headers (see [`SkBuff::prepare`]).
     pub(crate) fn prepare(&mut self, route: &Route<'_>, dst: Dst) {
+        self.zero_unwritten();
         self.skb.prepare(route, dst);
     }
 
@@ -341,9 +371,11 @@ impl<'s> PayloadSink<'s> {
         }
     }
 
-    /// By copy: the payload's bytes, to fill. `None` when the payload goes by reference.
+    /// By copy: the payload's bytes, as allocated: the caller writes every one of them or fails
+    /// the packet. `None` when the payload goes by reference.
     pub(crate) fn copy_buf(&mut self) -> Option<&mut [u8]> {
         let range = self.copy.clone()?;
+        self.skb.unwritten = None;
         self.skb.data_mut().get_mut(range)
     }
 

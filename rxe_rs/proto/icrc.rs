@@ -16,7 +16,7 @@
 //! build, its tests and fuzzers, and the reference the accelerated one is checked against.
 
 use super::hdr::{BTH_LEN, ICRC_LEN};
-use super::opcode::opcode_info;
+use super::opcode::{opcode_info, MAX_HEADERS_LEN};
 use super::parts::Parts;
 use super::Error;
 
@@ -163,44 +163,47 @@ fn compute_prefix(
 ) -> Result<u32, Error> {
     let head = packet.first();
     let head = head.get(..len.min(head.len())).ok_or(Error::Truncated)?;
-    let (bth, _) = head
-        .split_first_chunk::<BTH_LEN>()
-        .ok_or(Error::Truncated)?;
-    let [opcode, ..] = *bth;
+    let [opcode, ..] = *head.first_chunk::<BTH_LEN>().ok_or(Error::Truncated)?;
     let info = opcode_info(opcode).ok_or(Error::UnknownOpcode(opcode))?;
-    let ext_headers = head.get(BTH_LEN..info.length).ok_or(Error::Truncated)?;
+    let headers = head.get(..info.length).ok_or(Error::Truncated)?;
     if info.icrc_payload_offset() > len {
         return Err(Error::Truncated);
     }
 
-    let mut crc = ICRC_SEED;
-    crc = match ip {
+    // Every header masked in one buffer, for one CRC call: the kernel's crc32_le() runs short
+    // inputs a byte at a time and longer ones vectorised, so one call of ~60 bytes costs less
+    // than five of 8 to 40.
+    let mut masked = [0u8; IPV6_HDR_LEN + UDP_HDR_LEN + MAX_HEADERS_LEN];
+    let ip_len = match ip {
         IpHeader::V4(header) => {
-            let mut masked = *header;
+            masked[..IPV4_HDR_LEN].copy_from_slice(header);
             masked[1] = 0xff; // type of service
             masked[8] = 0xff; // time to live
             masked[10] = 0xff; // header checksum
             masked[11] = 0xff;
-            crc32_le(crc, &masked)
+            IPV4_HDR_LEN
         }
         IpHeader::V6(header) => {
-            let mut masked = *header;
+            masked[..IPV6_HDR_LEN].copy_from_slice(header);
             masked[0] |= 0x0f; // traffic class, high nibble
             masked[1] = 0xff; // traffic class, low nibble, and flow label
             masked[2] = 0xff;
             masked[3] = 0xff;
             masked[7] = 0xff; // hop limit
-            crc32_le(crc, &masked)
+            IPV6_HDR_LEN
         }
     };
-    let mut masked_udp = *udp;
-    masked_udp[6] = 0xff; // checksum
-    masked_udp[7] = 0xff;
-    crc = crc32_le(crc, &masked_udp);
-    let mut masked_bth = *bth;
-    masked_bth[4] = 0xff; // FECN, BECN and 6 reserved bits
-    crc = crc32_le(crc, &masked_bth);
-    crc = crc32_le(crc, ext_headers);
+    let bth_at = ip_len + UDP_HDR_LEN;
+    let end = bth_at + headers.len();
+    masked[ip_len..bth_at].copy_from_slice(udp);
+    masked[bth_at - 2] = 0xff; // UDP checksum
+    masked[bth_at - 1] = 0xff;
+    masked
+        .get_mut(bth_at..end)
+        .ok_or(Error::Truncated)?
+        .copy_from_slice(headers);
+    masked[bth_at + 4] = 0xff; // BTH: FECN, BECN and 6 reserved bits
+    let mut crc = crc32_le(ICRC_SEED, &masked[..end]);
     for piece in packet.iter_range(info.icrc_payload_offset(), len) {
         crc = crc32_le(crc, piece);
     }

@@ -83,6 +83,7 @@ impl<'a> Parts<'a> {
     }
 
     /// How many bytes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
@@ -116,15 +117,25 @@ impl<'a> Parts<'a> {
     }
 
     /// The bytes as one slice, if they lie in one piece.
+    #[inline]
     pub fn as_slice(&self) -> Option<&'a [u8]> {
-        let mut it = self.iter();
-        let first = it.next().unwrap_or(&[]);
-        it.next().is_none().then_some(first)
+        let first = self.first();
+        (first.len() == self.len()).then_some(first)
     }
 
-    /// The first slice of the bytes (empty if there are none).
+    /// The first slice of the bytes (empty if there are none). Per packet, several times: a
+    /// loop of its own rather than [`Self::iter`]'s.
+    #[inline]
     pub fn first(&self) -> &'a [u8] {
-        self.iter().next().unwrap_or(&[])
+        let mut skip = self.start as usize;
+        for piece in self.pieces() {
+            if skip < piece.len() {
+                let n = (piece.len() - skip).min(self.len());
+                return &piece[skip..skip + n];
+            }
+            skip -= piece.len();
+        }
+        &[]
     }
 
     /// The bytes from `at` on; `None` if there are fewer than `at`.
@@ -138,6 +149,7 @@ impl<'a> Parts<'a> {
     }
 
     /// Bytes `start..end`; `None` unless `start <= end <= len`.
+    #[inline]
     pub fn range(&self, start: usize, end: usize) -> Option<Self> {
         if start > end || end > self.len() {
             return None;
@@ -170,9 +182,23 @@ impl<'a> Parts<'a> {
 
     /// The last `N` bytes, wherever the pieces split them.
     pub fn last_chunk<const N: usize>(&self) -> Option<[u8; N]> {
+        let from = self.len().checked_sub(N)?;
+        // Most often (an ICRC) the bytes lie in the window's last piece.
+        let (first, end) = (self.start as usize + from, self.start as usize + self.len());
+        let mut at = 0;
+        for piece in self.pieces() {
+            let next = at + piece.len();
+            if end <= next {
+                if let Some(bytes) = first.checked_sub(at).and_then(|o| piece.get(o..o + N)) {
+                    return bytes.first_chunk().copied();
+                }
+                break;
+            }
+            at = next;
+        }
         let mut out = [0u8; N];
         let mut done = 0;
-        for piece in self.iter_range(self.len().checked_sub(N)?, self.len()) {
+        for piece in self.iter_range(from, self.len()) {
             out[done..done + piece.len()].copy_from_slice(piece);
             done += piece.len();
         }

@@ -168,9 +168,13 @@ impl QpShared {
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let len = info.length + payload_len + pad + ICRC_LEN;
-        let linear = if by_reference { info.length } else { len };
+        let (linear, payload) = if by_reference {
+            (info.length, 0..0)
+        } else {
+            (len, info.length..info.length + payload_len)
+        };
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear) else {
+        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, payload.clone()) else {
             return Err(BuildError::NoMemory.into());
         };
         {
@@ -198,8 +202,7 @@ impl QpShared {
                 return Err(Attempt::Refused);
             }
         } else if payload_len > 0 {
-            let range = info.length..info.length + payload_len;
-            let mut sink = PayloadSink::by_copy(&mut skb, range);
+            let mut sink = PayloadSink::by_copy(&mut skb, payload);
             fill(&mut sink).map_err(|e| Attempt::Failed(BuildError::Fill(e)))?;
         }
         let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));

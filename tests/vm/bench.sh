@@ -22,7 +22,10 @@ DRIVERS=${DRIVERS:-c rs}
 # (path MTU 1024).
 [ -z "${MTU:-}" ] || ip link set eth0 mtu "$MTU"
 # PIN=0: no CPU pinning (the scheduler places server and client).
+# PROFILE=1 (under `vm-run --profile`): each test's guest instruction profile, prof_dump DRIVER-TEST[-mtuMTU].
 if [ "${PIN:-1}" = 1 ]; then SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1"; else SERVER_CPU= CLIENT_CPU=; fi
+# `ss` (tcp_listening) loads tcp_diag on first use: now, not inside the first test's profile.
+ss -Htln >/dev/null 2>&1
 port=18700 # perftest's TCP port: a new one per run (perf runs in a subshell: counted by the caller)
 declare -A result
 
@@ -39,12 +42,14 @@ perf() {
 	case $t in *_q8*) flags+=(-q 8) n=$((n / 8)) ;; esac
 	case $t in *_rate) col=5 ;; esac # MsgRate[Mpps]
 	gid=$(gid_ipv4 rxe0)
+	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
 	# Server on CPU 0, client on CPU 1, the same placement every run. (Latency under TCG is
 	# bimodal per boot all the same: a busy-polling peer sees a completion when TCG switches to
 	# its vCPU, at the next interrupt; see Documentation/data-path.md, "Latency under TCG".)
 	# shellcheck disable=SC2086 # the CPU prefixes are words or nothing
 	serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" -- \
 		$CLIENT_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
+	[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}" || return
 	# The client's result line: "#bytes #iterations …" then the numbers.
 	awk -v s="$size" -v c="$col" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "/tmp/$t.out"
 }

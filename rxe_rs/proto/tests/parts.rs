@@ -65,6 +65,30 @@ proptest! {
             bytes.last_chunk::<4>().copied()
         );
     }
+
+    #[test]
+    fn a_window_reads_as_its_bytes(
+        bytes in proptest::collection::vec(any::<u8>(), 0..200),
+        raw in proptest::collection::vec(any::<usize>(), 0..30),
+        a in any::<usize>(),
+        b in any::<usize>(),
+    ) {
+        let c = cuts(bytes.len(), &raw);
+        let parts = split(&bytes, &c);
+        let (a, b) = (a % (bytes.len() + 1), b % (bytes.len() + 1));
+        let (start, end) = (a.min(b), a.max(b));
+        let window = parts.range(start, end).unwrap();
+        let want = &bytes[start..end];
+        let first = window.first();
+        prop_assert!(want.starts_with(first));
+        prop_assert_eq!(first.is_empty(), want.is_empty());
+        if let Some(one) = window.as_slice() {
+            prop_assert_eq!(one, want);
+        }
+        prop_assert_eq!(window.as_slice().is_some(), window.iter().count() <= 1);
+        prop_assert_eq!(window.last_chunk::<4>(), want.last_chunk::<4>().copied());
+        prop_assert_eq!(window.last_chunk::<1>(), want.last_chunk::<1>().copied());
+    }
 }
 
 #[test]
