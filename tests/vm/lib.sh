@@ -139,7 +139,7 @@ serve() {
 # .build/insn-prof/) for scripts/prof-report. Each waits until the plugin has done it.
 prof_ctl() {
 	local dir=/src/rxe-rs/.build/insn-prof n=0
-	[ -e "$dir/active" ] || { echo "prof_ctl: not under vm-run --profile"; return 1; }
+	[ "${INSN_PROF:-0}" = 1 ] || { echo "prof_ctl: not under vm-run --profile"; return 1; }
 	echo "$1" >"$dir/ctl.tmp" && mv "$dir/ctl.tmp" "$dir/ctl"
 	# Under -icount,sleep=off an idle guest's clock jumps ahead: count polls, not seconds.
 	while [ -e "$dir/ctl" ] && [ $n -lt 100000 ]; do sleep 0.1; n=$((n + 1)); done
