@@ -32,8 +32,13 @@ py="python3 $(cd "$(dirname "$0")" && pwd)/py/semantics.py"
 #     budget: in our runs 1 message in 6 ended IBV_WC_RETRY_EXC_ERR (after 0.5 s, 2 of 3 such
 #     WRITEs having passed). Not a constant failure, so on C the case runs and is reported, not
 #     judged (C_REPORT).
+#   destroy_loop: C's requester can schedule the send task of a QP whose last reference a
+#     concurrent destroy has dropped (rxe_xmit_packet -> rxe_sched_task, the WARN_ON(rxe_read(qp)
+#     <= 0) of rxe_task.c, seen once in make check, 2026-11-26): a kernel WARN, which fails the
+#     whole VM run, so on C the case is not run (C_SKIP); it runs on rxe-rs.
 C_WRONG=" bad_lkey solicited_error wrap "
 C_REPORT=" lossy_write "
+C_SKIP=" destroy_loop "
 module=$([ "${DRIVER:-rs}" = c ] && echo rdma_rxe || echo rdma_rxe_rs)
 
 # semantic CASE DEV_A DEV_B [ARGS…]: one case of semantics.py, expected to fail on C if listed.
@@ -42,7 +47,9 @@ semantic() {
 	shift 3
 	local ga gb
 	ga=$(gid_ipv4 "$a") gb=$(gid_ipv4 "$b")
-	if [ "${DRIVER:-rs}" = c ] && [[ "$C_REPORT" == *" $name "* ]]; then
+	if [ "${DRIVER:-rs}" = c ] && [[ "$C_SKIP" == *" $name "* ]]; then
+		echo "skip $name on C: the C driver WARNs in it (see the top of $0)"
+	elif [ "${DRIVER:-rs}" = c ] && [[ "$C_REPORT" == *" $name "* ]]; then
 		echo "note $name on C (reported, not judged; see the top of $0):"
 		timeout 600 $py "$name" "$a" "$ga" "$b" "$gb" "$@" 2>&1 | sed 's/^/     | /'
 	elif [ "${DRIVER:-rs}" = c ] && [[ "$C_WRONG" == *" $name "* ]]; then
