@@ -349,11 +349,12 @@ pub(crate) struct PayloadSink<'s> {
 const MAX_PAYLOAD_FRAGS: usize = crate::proto::parts::MAX_PARTS - 2;
 
 impl<'s> PayloadSink<'s> {
-    /// The payload is copied into `skb`'s linear bytes `range`.
-    pub(crate) fn by_copy(skb: &'s mut TxSkb, range: core::ops::Range<usize>) -> Self {
+    /// The payload is copied into the linear bytes `skb` was allocated to leave for it
+    /// ([`TxSkb::alloc`]).
+    pub(crate) fn by_copy(skb: &'s mut TxSkb) -> Self {
         Self {
+            copy: Some(skb.unwritten.clone().unwrap_or_default()),
             skb,
-            copy: Some(range),
             left: 0,
             frags: 0,
             refused: false,

@@ -174,7 +174,7 @@ impl QpShared {
             (len, info.length..info.length + payload_len)
         };
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, payload.clone()) else {
+        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, payload) else {
             return Err(BuildError::NoMemory.into());
         };
         {
@@ -202,7 +202,7 @@ impl QpShared {
                 return Err(Attempt::Refused);
             }
         } else if payload_len > 0 {
-            let mut sink = PayloadSink::by_copy(&mut skb, payload);
+            let mut sink = PayloadSink::by_copy(&mut skb);
             fill(&mut sink).map_err(|e| Attempt::Failed(BuildError::Fill(e)))?;
         }
         let (saddr, daddr) = (addr16(av.sgid_ip), addr16(av.dgid_ip));

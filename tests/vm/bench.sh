@@ -22,7 +22,8 @@ DRIVERS=${DRIVERS:-c rs}
 # (path MTU 1024).
 [ -z "${MTU:-}" ] || ip link set eth0 mtu "$MTU"
 # PIN=0: no CPU pinning (the scheduler places server and client).
-# PROFILE=1 (under `vm-run --profile`): each test's guest instruction profile, prof_dump DRIVER-TEST[-mtuMTU].
+# PROFILE=1 (under `vm-run --profile`): each test's guest instruction profile, saved by
+# prof_dump DRIVER-TEST[-mtuMTU].
 if [ "${PIN:-1}" = 1 ]; then SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1"; else SERVER_CPU= CLIENT_CPU=; fi
 # `ss` (tcp_listening) loads tcp_diag on first use: now, not inside the first test's profile.
 ss -Htln >/dev/null 2>&1

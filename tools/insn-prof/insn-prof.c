@@ -35,7 +35,8 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
-#define SLOTS (1u << 21)
+#define SLOT_BITS 21
+#define SLOTS (1u << SLOT_BITS)
 struct slot {
 	uint64_t vaddr;
 	uint64_t execs;
@@ -50,7 +51,7 @@ static char out_dir[4096];
  * process); a block of another length at the same start keeps the first length. */
 static struct slot *slot_for(uint64_t vaddr, uint32_t insns)
 {
-	uint64_t h = (vaddr * 0x9E3779B97F4A7C15ull) >> 43;
+	uint64_t h = (vaddr * 0x9E3779B97F4A7C15ull) >> (64 - SLOT_BITS);
 	for (uint32_t i = 0; i < SLOTS; i++) {
 		struct slot *s = &table[(h + i) & (SLOTS - 1)];
 		if (s->used && s->vaddr == vaddr)
@@ -74,6 +75,25 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &s->execs, 1);
 }
 
+/* Writes every block executed since the last reset to NAME beside the control file. */
+static void dump(const char *name)
+{
+	char path[8192];
+	FILE *out;
+
+	if (strchr(name, '/'))
+		return; /* a name, not a path */
+	snprintf(path, sizeof(path), "%s/%s", out_dir, name);
+	out = fopen(path, "w");
+	if (!out)
+		return;
+	for (uint32_t i = 0; i < SLOTS; i++)
+		if (table[i].used && table[i].execs)
+			fprintf(out, "%lx %u %lu\n", (unsigned long)table[i].vaddr, table[i].insns,
+				(unsigned long)table[i].execs);
+	fclose(out);
+}
+
 static void *control(void *arg)
 {
 	char cmd[4096];
@@ -93,17 +113,7 @@ static void *control(void *arg)
 			for (uint32_t i = 0; i < SLOTS; i++)
 				table[i].execs = 0;
 		} else if (!strncmp(cmd, "dump ", 5)) {
-			char path[8192];
-			FILE *out;
-
-			snprintf(path, sizeof(path), "%s/%s", out_dir, cmd + 5);
-			out = fopen(strchr(cmd + 5, '/') ? "/dev/null" : path, "w");
-			for (uint32_t i = 0; out && i < SLOTS; i++)
-				if (table[i].used && table[i].execs)
-					fprintf(out, "%lx %u %lu\n", (unsigned long)table[i].vaddr,
-						table[i].insns, (unsigned long)table[i].execs);
-			if (out)
-				fclose(out);
+			dump(cmd + 5);
 		} else if (n == 0) {
 			continue; /* written but not yet filled */
 		}
