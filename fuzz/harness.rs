@@ -221,6 +221,16 @@ fn check_header<H: Header + PartialEq + core::fmt::Debug>(
 fn check_udp_payload(bytes: &[u8], sig: &mut Sig) {
     let parsed = Packet::parse(bytes);
     let model = model_parse(bytes);
+    // The receive path's check before queueing answers as the parse does.
+    let layout = Packet::check_layout(&Parts::from_slice(bytes));
+    match (&parsed, &layout) {
+        (Ok(pkt), Ok((bth, info))) => {
+            assert_eq!(pkt.bth(), bth);
+            assert!(core::ptr::eq(pkt.info(), *info));
+        }
+        (Err(e), Err(l)) => assert_eq!(e, l, "check_layout's error differs from parse's"),
+        (p, l) => panic!("parse {:?} but check_layout {:?}", p.map(|_| ()), l.map(|_| ())),
+    }
     let pkt = match (parsed, model) {
         (Err(e), Err(m)) => {
             assert_eq!(e, m, "parse error differs from the model");
@@ -258,6 +268,8 @@ fn check_udp_payload(bytes: &[u8], sig: &mut Sig) {
             parts.push(piece).unwrap();
         }
         let split = Packet::parse_parts(&parts).expect("the same bytes in pieces parse");
+        let (bth, _) = Packet::check_layout(&parts).expect("and pass the layout check");
+        assert_eq!(&bth, split.bth());
         assert_eq!(split.bth(), pkt.bth());
         assert_eq!(split.payload(), pkt.payload());
         assert_eq!(split.icrc(), pkt.icrc());

@@ -80,7 +80,8 @@ int rxe_rs_skb_linearize(struct sk_buff *skb);
 struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb);
 unsigned int rxe_rs_skb_len(const struct sk_buff *skb);
 int rxe_rs_skb_frags_readable(const struct sk_buff *skb);
-unsigned char *rxe_rs_skb_frag(struct sk_buff *skb, unsigned int i, unsigned int *len);
+int rxe_rs_skb_pieces(struct sk_buff *skb, const unsigned char **ptrs, unsigned int *lens,
+		      unsigned int max);
 int rxe_rs_skb_pull_headers(struct sk_buff *skb, unsigned int len);
 struct page *rxe_rs_kva_sendable_page(u64 addr);
 int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int off,

@@ -416,13 +416,31 @@ int rxe_rs_skb_frags_readable(const struct sk_buff *skb)
 	return sh->nr_frags;
 }
 
-/* Fragment `i`'s bytes (in the direct map: checked by rxe_rs_skb_frags_readable). */
-unsigned char *rxe_rs_skb_frag(struct sk_buff *skb, unsigned int i, unsigned int *len)
+/*
+ * The packet from skb->data on, in place: the linear part, then each page fragment, into
+ * `ptrs`/`lens` (at most `max`); how many, or -1 if it cannot be read so (a fragment list, a
+ * fragment outside the direct map, more than `max` pieces). One call per packet instead of one
+ * per fragment.
+ */
+int rxe_rs_skb_pieces(struct sk_buff *skb, const unsigned char **ptrs, unsigned int *lens,
+		      unsigned int max)
 {
-	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	unsigned int i;
 
-	*len = skb_frag_size(frag);
-	return skb_frag_address(frag);
+	if (skb_has_frag_list(skb) || sh->nr_frags >= max)
+		return -1;
+	ptrs[0] = skb->data;
+	lens[0] = skb_headlen(skb);
+	for (i = 0; i < sh->nr_frags; i++) {
+		const skb_frag_t *frag = &sh->frags[i];
+
+		if (PageHighMem(skb_frag_page(frag)))
+			return -1;
+		ptrs[i + 1] = skb_frag_address(frag);
+		lens[i + 1] = skb_frag_size(frag);
+	}
+	return sh->nr_frags + 1;
 }
 
 /* Makes the first `len` bytes (at most the packet) linear: the transport headers. */

@@ -6,7 +6,7 @@
 use crate::ffi;
 use crate::ib::netdev::NetDev;
 use crate::net::route::Dst;
-use crate::proto::parts::Parts;
+use crate::proto::parts::{Parts, MAX_PARTS};
 use core::ptr::NonNull;
 use kernel::{page::PAGE_SIZE, prelude::*, sync::Arc, types::Opaque};
 
@@ -72,45 +72,48 @@ impl SkBuff {
         NonNull::new(skb).map(Self).ok_or(ENOMEM)
     }
 
-    /// The linear data, `skb->data` onwards.
-    pub(crate) fn data(&self) -> &[u8] {
-        let mut len = 0u32;
-        // SAFETY: we own the skb; its linear data is valid for `skb_headlen` bytes while we do.
-        unsafe {
-            let ptr = ffi::rxe_rs_skb_data(self.0.as_ptr(), &mut len);
-            core::slice::from_raw_parts(ptr, len as usize)
-        }
-    }
-
-    /// The packet's length from `data()` on: linear part and page fragments.
+    /// The packet's length from `skb->data` on: linear part and page fragments.
     pub(crate) fn len(&self) -> usize {
         // SAFETY: we own the skb.
         unsafe { ffi::rxe_rs_skb_len(self.0.as_ptr()) as usize }
     }
 
-    /// The packet from `data()` on, in place: the linear part, then each page fragment. `None`
+    /// Whether [`Self::parts`] can read the packet in place (no fragment list, no fragment
+    /// outside the direct map, few enough fragments), without building its [`Parts`].
+    pub(crate) fn readable_in_place(&self) -> bool {
+        // SAFETY: we own the skb.
+        let nr = unsafe { ffi::rxe_rs_skb_frags_readable(self.0.as_ptr()) };
+        usize::try_from(nr).is_ok_and(|nr| nr < MAX_PARTS)
+    }
+
+    /// The packet from `skb->data` on, in place: the linear part, then each page fragment. `None`
     /// if it cannot be read so (chained skbs, a fragment outside the direct map, more
     /// fragments than a [`Parts`] holds): linearize it first.
     pub(crate) fn parts(&self) -> Option<Parts<'_>> {
-        // SAFETY: we own the skb.
-        let nr = unsafe { ffi::rxe_rs_skb_frags_readable(self.0.as_ptr()) };
-        let nr = u32::try_from(nr).ok()?;
-        let mut parts = Parts::from_slice(self.data());
-        for i in 0..nr {
-            let mut len = 0u32;
-            // SAFETY: `i` is below the skb's fragment count, all of them in the direct map
-            // (`rxe_rs_skb_frags_readable`); the fragment's pages are held by the skb, which we
-            // own for the lifetime of the returned slices.
-            let bytes = unsafe {
-                let ptr = ffi::rxe_rs_skb_frag(self.0.as_ptr(), i, &mut len);
-                core::slice::from_raw_parts(ptr, len as usize)
-            };
+        let mut ptrs = [core::ptr::null::<u8>(); MAX_PARTS];
+        let mut lens = [0u32; MAX_PARTS];
+        // SAFETY: we own the skb; both arrays hold `MAX_PARTS` entries, the most the shim fills.
+        let n = unsafe {
+            ffi::rxe_rs_skb_pieces(
+                self.0.as_ptr(),
+                ptrs.as_mut_ptr(),
+                lens.as_mut_ptr(),
+                MAX_PARTS as u32,
+            )
+        };
+        let n = usize::try_from(n).ok()?;
+        let mut parts = Parts::new();
+        for (&ptr, &len) in ptrs.iter().zip(&lens).take(n) {
+            // SAFETY: the shim gave the linear part and fragments in the direct map, `len`
+            // bytes each; the skb holds their pages, and we own it for the lifetime of the
+            // returned slices.
+            let bytes = unsafe { core::slice::from_raw_parts(ptr, len as usize) };
             parts.push(bytes).ok()?;
         }
         Some(parts)
     }
 
-    /// Makes the first `len` bytes from `data()` (or all, if fewer) linear (`pskb_may_pull`).
+    /// Makes the first `len` bytes from `skb->data` (or all, if fewer) linear (`pskb_may_pull`).
     pub(crate) fn pull_headers(&mut self, len: usize) -> Result {
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: we own the skb.
@@ -128,7 +131,7 @@ impl SkBuff {
     }
 
     /// Pushes the UDP and IP headers in front of the packet, which goes on `dst` (its
-    /// reference passes to the packet). `data()` then starts at the IP header.
+    /// reference passes to the packet). `skb->data` is then at the IP header.
     pub(crate) fn prepare(&mut self, route: &Route<'_>, dst: Dst) {
         // SAFETY: we own the skb, made by `alloc_tx` with room for both headers; the address
         // buffers are 16 bytes, of which the shim reads 4 or 16; the route's reference is
@@ -163,7 +166,7 @@ impl SkBuff {
         unsafe { ffi::rxe_rs_skb_set_tx_destructor(self.0.as_ptr(), Some(tx_release::<T>), arg) };
     }
 
-    /// Turns a prepared packet into a received one, `data()` at the UDP header (`rxe_loopback`).
+    /// Turns a prepared packet into a received one, `skb->data` at the UDP header (`rxe_loopback`).
     pub(crate) fn loopback(&mut self) {
         // SAFETY: the skb is prepared, so its IP header is there to pull.
         unsafe { ffi::rxe_rs_skb_loopback(self.0.as_ptr()) };
@@ -182,7 +185,7 @@ impl SkBuff {
         kernel::error::to_result(unsafe { ffi::rxe_rs_skb_linearize(self.0.as_ptr()) })
     }
 
-    /// The bytes from the network header up to `data()` (a received packet's IP header).
+    /// The bytes from the network header up to `skb->data` (a received packet's IP header).
     pub(crate) fn ip_header(&self) -> &[u8] {
         let mut len = 0u32;
         // SAFETY: the network header of a received (or prepared) skb lies in its linear data,
@@ -254,7 +257,7 @@ impl TxSkb {
         self.skb.data_mut()
     }
 
-    /// The whole packet from `data()` on (see [`SkBuff::parts`]).
+    /// The whole packet from `skb->data` on (see [`SkBuff::parts`]).
     pub(crate) fn parts(&self) -> Option<Parts<'_>> {
         self.skb.parts()
     }
@@ -346,7 +349,7 @@ pub(crate) struct PayloadSink<'s> {
 
 /// The most payload fragments a packet of ours carries: with its linear part and trailer, a
 /// [`Parts`] holds it, so the receiving end reads it in place.
-const MAX_PAYLOAD_FRAGS: usize = crate::proto::parts::MAX_PARTS - 2;
+const MAX_PAYLOAD_FRAGS: usize = MAX_PARTS - 2;
 
 impl<'s> PayloadSink<'s> {
     /// The payload is copied into the linear bytes `skb` was allocated to leave for it

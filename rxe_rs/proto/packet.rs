@@ -58,6 +58,20 @@ impl<'a> Packet<'a> {
         Ok((bth, info))
     }
 
+    /// What [`Self::parse_parts`] checks, without making the packet: its BTH
+    /// and its opcode's row if `parts` would parse. The receive path checks
+    /// every packet so before queueing it; its engine parses it then.
+    pub fn check_layout(parts: &Parts<'_>) -> Result<(Bth, &'static OpcodeInfo), Error> {
+        let head = parts.first();
+        let (bth, info) = Self::parse_bth(head)?;
+        if info.length > head.len()
+            || info.length + ICRC_LEN + usize::from(bth.pad) > parts.len()
+        {
+            return Err(Error::Truncated);
+        }
+        Ok((bth, info))
+    }
+
     /// [`Self::parse`] of a UDP payload in pieces, whose first piece holds
     /// every header of its opcode (`Truncated` otherwise).
     pub fn parse_parts(parts: &Parts<'a>) -> Result<Self, Error> {

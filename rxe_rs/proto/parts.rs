@@ -19,6 +19,8 @@ pub struct Full;
 pub struct Parts<'a> {
     pieces: [&'a [u8]; MAX_PARTS],
     count: u32,
+    /// Bytes of all the pieces.
+    total: u32,
     /// Bytes of the pieces before the window.
     start: u32,
     /// Bytes in the window (a packet's: `u32` keeps a `Parts` small).
@@ -37,6 +39,7 @@ impl<'a> Parts<'a> {
         Self {
             pieces: [&[]; MAX_PARTS],
             count: 0,
+            total: 0,
             start: 0,
             len: 0,
         }
@@ -49,6 +52,7 @@ impl<'a> Parts<'a> {
         if let Ok(len) = u32::try_from(bytes.len()) {
             parts.pieces[0] = bytes;
             parts.count = 1;
+            parts.total = len;
             parts.len = len;
         }
         parts
@@ -60,7 +64,7 @@ impl<'a> Parts<'a> {
         if bytes.is_empty() {
             return Ok(());
         }
-        if self.start != 0 || self.len() != self.total() {
+        if self.start != 0 || self.len != self.total {
             return Err(Full);
         }
         let len = u32::try_from(bytes.len())
@@ -70,12 +74,9 @@ impl<'a> Parts<'a> {
         let slot = self.pieces.get_mut(self.count as usize).ok_or(Full)?;
         *slot = bytes;
         self.count += 1;
+        self.total = len;
         self.len = len;
         Ok(())
-    }
-
-    fn total(&self) -> usize {
-        self.pieces().iter().map(|p| p.len()).sum()
     }
 
     fn pieces(&self) -> &[&'a [u8]] {

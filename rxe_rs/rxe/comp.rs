@@ -95,8 +95,8 @@ impl QpShared {
             return false;
         }
         let head = eng.comp.consumer;
-        let info = eng.sq.info(head);
-        match info.state {
+        let state = eng.sq.info_ref(head).map_or(WqeState::Free, |info| info.state);
+        match state {
             WqeState::Error(status) => {
                 self.complete_wqe(eng, status);
                 self.to_error(eng, None);

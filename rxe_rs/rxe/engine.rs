@@ -171,34 +171,37 @@ pub(crate) struct OutPacket {
 
 /// Packets a step built, sent after the engine lock is released.
 pub(crate) struct Outbox {
+    /// The first `len` are `Some`.
     packets: [Option<OutPacket>; 4],
+    len: usize,
 }
 
 impl Outbox {
     pub(super) fn new() -> Self {
         Self {
             packets: [None, None, None, None],
+            len: 0,
         }
     }
 
     /// Queues `pkt`; `false` if the outbox is full (the caller retries next step).
     pub(crate) fn push(&mut self, pkt: OutPacket) -> bool {
-        match self.packets.iter_mut().find(|p| p.is_none()) {
-            Some(slot) => {
-                *slot = Some(pkt);
-                true
-            }
-            None => false,
-        }
+        let Some(slot) = self.packets.get_mut(self.len) else {
+            return false;
+        };
+        *slot = Some(pkt);
+        self.len += 1;
+        true
     }
 
     /// Whether another packet fits.
     pub(crate) fn has_room(&self) -> bool {
-        self.packets.iter().any(|p| p.is_none())
+        self.len < self.packets.len()
     }
 
     pub(super) fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
-        self.packets.iter_mut().filter_map(|p| p.take())
+        let len = core::mem::take(&mut self.len);
+        self.packets.iter_mut().take(len).filter_map(Option::take)
     }
 }
 
@@ -268,6 +271,10 @@ impl SendQueue {
 
     pub(crate) fn info(&self, i: Index) -> WqeInfo {
         self.info.get(i.get() as usize).copied().unwrap_or_default()
+    }
+
+    pub(crate) fn info_ref(&self, i: Index) -> Option<&WqeInfo> {
+        self.info.get(i.get() as usize)
     }
 
     pub(crate) fn info_mut(&mut self, i: Index) -> Option<&mut WqeInfo> {

@@ -33,7 +33,7 @@ impl PacketReceiver for RxeReceiver {
         };
         // Read in place, fragments and all (no copy into one buffer, unlike C's linearising),
         // once the headers are linear; an skb that cannot be read so is made linear.
-        if skb.parts().is_none() && skb.linearize().is_err() {
+        if !skb.readable_in_place() && skb.linearize().is_err() {
             return;
         }
         if skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).is_err() {
@@ -69,14 +69,14 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff) -> Option<(Dest, Transport, bool)> 
     let payload = parts.range(UDP_HDR_LEN, udp_len)?;
     let ip = IpHeader::parse(skb.ip_header()).ok()?;
     icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?;
-    let pkt = Packet::parse_parts(&payload).ok()?;
-    let bth = pkt.bth();
+    // The layout only: the engine the packet is queued to parses it.
+    let (bth, info) = Packet::check_layout(&payload).ok()?;
     if bth.pkey != DEFAULT_PKEY {
         return None;
     }
     // The opcode's transport must be the QP's (`check_type_state`).
-    let transport = pkt.info().transport()?;
-    let is_request = pkt.info().mask.contains(Mask::REQ);
+    let transport = info.transport()?;
+    let is_request = info.mask.contains(Mask::REQ);
     if bth.qpn == QPN_MASK {
         // `rxe_rcv_mcast_pkt`: the group is the one of the destination IP address, as a GID.
         let mgid = match ip {

@@ -18,7 +18,6 @@ use super::{
 };
 use crate::net::skb::PayloadSink;
 use crate::proto::{
-    av::AddressVector,
     hdr::{Atmeth, Bth, Deth, Feth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
     opcode::{self, opcode_info, Mask},
     psn::{psn_add, psn_diff},
@@ -35,14 +34,6 @@ use kernel::{sync::rcu, sync::Arc};
 const MAX_UNACKED_PSNS: u32 = 128;
 /// Packets without an ACK request between two with one (`RXE_MAX_PKT_PER_ACK`).
 const MAX_PKT_PER_ACK: u32 = 64;
-
-/// The address a packet of this QP goes to: the primary path, or a UD WQE's address handle.
-fn dest_av(qp: &QpShared, eng: &Engine, wqe: &SendWqe) -> Option<AddressVector> {
-    match wqe.detail {
-        WrDetail::Ud { ah_num, .. } => qp.dev.ah_av(ah_num),
-        _ => eng.pri_av,
-    }
-}
 
 /// The requester's stages for one packet of the WQE it stands at (C `rxe_requester`), in
 /// order. Failures leave through [`Next::Fail`] (the WQE completes in error).
@@ -73,21 +64,27 @@ enum Next {
     Fail(RxeError),
 }
 
-/// The WQE the requester stands at and the packet it is making of it.
+/// The WQE the requester stands at and the packet it is making of it. What the stages read of
+/// the WQE's [`WqeInfo`] is copied here, not the whole of it: this is built for every packet.
 struct Outgoing {
     idx: Index,
-    info: WqeInfo,
     wqe: SendWqe,
+    /// The WQE's first packet was sent before ([`WqeInfo::started`]).
+    started: bool,
+    /// The WQE holds a read/atomic credit ([`WqeInfo::rd_atomic_credit`]).
+    rd_atomic_credit: bool,
+    /// Bytes of a read already answered ([`WqeInfo::read_offset`]).
+    read_offset: u32,
     /// The packet's opcode and its mask ([`Stage::NextOpcode`]).
     opcode: u8,
     mask: Mask,
-    av: Option<AddressVector>,
     /// The packet takes one of the QP's read/atomic credits.
     needs_credit: bool,
     /// The packet's PSN and the PSNs it uses (a read: one per response).
     psn: u32,
     npsn: u32,
-    /// The WQE's data cursor after the packet's payload.
+    /// The WQE's data cursor: where the packet's payload starts, and after [`Stage::Build`]
+    /// where it ends.
     dma: DmaCursor,
     packet: Option<OutPacket>,
 }
@@ -103,9 +100,30 @@ impl Engine {
         if self.req.fault == FaultWait::Waiting {
             return false;
         }
-        let mut w = match self.next_wqe(qp, out) {
-            Ok(w) => w,
+        let idx = match self.next_wqe(qp, out) {
+            Ok(idx) => idx,
             Err(progress) => return progress,
+        };
+        // Built in place from the WQE's info (a moved `Outgoing` is a `memcpy` per packet).
+        let Some(info) = self.sq.info_ref(idx) else {
+            return false;
+        };
+        let Some(wqe) = &info.wqe else {
+            return false;
+        };
+        let mut w = Outgoing {
+            idx,
+            wqe: *wqe,
+            started: info.started,
+            rd_atomic_credit: info.rd_atomic_credit,
+            read_offset: info.read_offset,
+            opcode: 0,
+            mask: Mask::default(),
+            needs_credit: false,
+            psn: self.req.psn,
+            npsn: 1,
+            dma: info.dma,
+            packet: None,
         };
         let mut stage = Stage::CheckFence;
         // Every stage leads to a later one or out, so the loop ends.
@@ -135,11 +153,11 @@ impl Engine {
         }
     }
 
-    /// C `req_next_wqe`: the WQE at the requester's index, copied in and validated when first
-    /// reached; `Err` with the progress made when there is none to send from (not RTS or SQD,
-    /// an RNR wait, a full outbox, an empty queue, SQD before a new WQE) or the WQE is already
-    /// finished (the index moves on).
-    fn next_wqe(&mut self, qp: &QpShared, out: &Outbox) -> core::result::Result<Outgoing, bool> {
+    /// C `req_next_wqe`: the index of the WQE at the requester's index, copied in and validated
+    /// when first reached, with a valid WQE to send from; `Err` with the progress made when
+    /// there is none to send from (not RTS or SQD, an RNR wait, a full outbox, an empty queue,
+    /// SQD before a new WQE) or the WQE is already finished (the index moves on).
+    fn next_wqe(&mut self, qp: &QpShared, out: &Outbox) -> core::result::Result<Index, bool> {
         let sqd = match self.state() {
             QpState::Rts => false,
             QpState::Sqd => true,
@@ -160,41 +178,35 @@ impl Engine {
             return Err(false);
         }
         let idx = self.req.wqe_index;
-        let mut info = self.sq.info(idx);
+        let (state, started) = self
+            .sq
+            .info_ref(idx)
+            .map_or((WqeState::Free, false), |info| (info.state, info.started));
         // SQD: finish (and resend) what was started, start nothing new.
-        if sqd && !info.started {
+        if sqd && !started {
             qp.check_sq_drained(self);
             return Err(false);
         }
-        if info.state == WqeState::Free {
-            info = qp.fetch_wqe(self, idx);
+        if state == WqeState::Free {
+            qp.fetch_wqe(self, idx);
         }
+        let info = self.sq.info_ref(idx).ok_or(false)?;
         if info.state != WqeState::Processing {
             // Finished or failed WQEs are the completer's; move on to the next.
             self.req.wqe_index = g.next_index(idx);
             return Err(true);
         }
-        let wqe = info.wqe.ok_or(false)?;
-        Ok(Outgoing {
-            idx,
-            info,
-            wqe,
-            opcode: 0,
-            mask: Mask::default(),
-            av: None,
-            needs_credit: false,
-            psn: self.req.psn,
-            npsn: 1,
-            dma: info.dma,
-            packet: None,
-        })
+        if info.wqe.is_none() {
+            return Err(false);
+        }
+        Ok(idx)
     }
 
     /// Fences: a LOCAL_INV waits until every earlier WQE has completed (IBA 10.6.5.1, made
     /// mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic is outstanding
     /// (IBA 10.8.3.3). The completer's next completion runs the requester again (one task).
     fn check_fence(&self, w: &Outgoing) -> Next {
-        if !w.info.started {
+        if !w.started {
             let fenced = if w.wqe.opcode == wqe::IB_WR_LOCAL_INV {
                 w.idx != self.comp.consumer
             } else {
@@ -228,7 +240,7 @@ impl Engine {
     /// read/atomic credit a new read, atomic or atomic write takes (none left: wait).
     fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Next {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
-        let fits = w.info.dma.resid <= mtu;
+        let fits = w.dma.resid <= mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
         // completes successfully, one PSN consumed (C's "fake a successful UD send").
         if !fits && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
@@ -251,8 +263,8 @@ impl Engine {
         let Some(op_info) = opcode_info(opcode) else {
             return Next::Fail(unsendable);
         };
-        w.av = dest_av(qp, self, &w.wqe);
-        if w.av.is_none() {
+        // The destination: a UD WQE's address handle is looked up when the packet is built.
+        if !matches!(w.wqe.detail, WrDetail::Ud { .. }) && self.pri_av.is_none() {
             return Next::Fail(unsendable);
         }
         w.opcode = opcode;
@@ -264,7 +276,7 @@ impl Engine {
                 .wqe
                 .mask
                 .intersects(WrMask::ATOMIC_OR_READ.union(WrMask::ATOMIC_WRITE))
-            && !w.info.rd_atomic_credit;
+            && !w.rd_atomic_credit;
         if w.needs_credit && self.req.rd_atomic == 0 {
             return Next::Done(false);
         }
@@ -274,22 +286,36 @@ impl Engine {
     /// The packet: its BTH, extension headers and the next bytes of the WQE's data, routed.
     fn build(&mut self, qp: &Arc<QpShared>, rcu: &rcu::Guard, w: &mut Outgoing) -> Next {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
-        let (mask, wqe) = (w.mask, w.wqe);
+        let mask = w.mask;
         let payload = if mask.contains(Mask::PAYLOAD) {
-            w.info.dma.resid.min(mtu)
+            w.dma.resid.min(mtu)
         } else {
             0
         };
         let end = mask.contains(Mask::END);
         // Packets of a read: one request, `npsn` responses.
         if mask.contains(Mask::READ) {
-            w.npsn = (wqe.length - w.info.read_offset).div_ceil(mtu).max(1);
+            w.npsn = (w.wqe.length - w.read_offset).div_ceil(mtu).max(1);
         }
         self.req.noack_pkts += 1;
         let ack_req = qp.qp_type == QpType::Rc && (end || self.req.noack_pkts > MAX_PKT_PER_ACK);
         if ack_req {
             self.req.noack_pkts = 0;
         }
+        // The address: the primary path, or a UD WQE's address handle (by reference, not
+        // copied: this runs for every packet).
+        let ud_av;
+        let av = match w.wqe.detail {
+            WrDetail::Ud { ah_num, .. } => {
+                ud_av = qp.dev.ah(ah_num);
+                ud_av.as_deref()
+            }
+            _ => self.pri_av.as_ref(),
+        };
+        let Some(av) = av else {
+            return Next::Fail(RxeError::local_op(Cause::Check));
+        };
+        let wqe = &w.wqe;
         let dest_qpn = match wqe.detail {
             WrDetail::Ud { remote_qpn, .. } => remote_qpn,
             _ => self.attrs.dest_qp_num,
@@ -307,9 +333,6 @@ impl Engine {
             ..Default::default()
         };
         let hdrs = self.request_headers(qp, w);
-        let Some(av) = w.av else {
-            return Next::Fail(RxeError::local_op(Cause::Check));
-        };
         // The payload: the next `payload` bytes of the WQE's data.
         let slot = self.sq.slot(w.idx);
         let by_reference = qp.qp_type == QpType::Rc
@@ -317,9 +340,9 @@ impl Engine {
             && payload >= BY_REFERENCE_MIN;
         let start = w.dma;
         let mut next = start;
-        let res = qp.build_packet(&av, bth, &hdrs, payload as usize, by_reference, |sink| {
+        let res = qp.build_packet(av, bth, &hdrs, payload as usize, by_reference, |sink| {
             next = start;
-            fill_payload(qp, rcu, &wqe, slot, &mut next, sink)
+            fill_payload(qp, rcu, wqe, slot, &mut next, sink)
         });
         w.dma = next;
         match res {
@@ -347,14 +370,14 @@ impl Engine {
 
     /// The extension headers of a request packet, from its WQE.
     fn request_headers(&self, qp: &QpShared, w: &Outgoing) -> Headers {
-        let (mask, wqe, info) = (w.mask, &w.wqe, &w.info);
+        let (mask, wqe) = (w.mask, &w.wqe);
         let mut hdrs = Headers::default();
         if mask.contains(Mask::RETH) {
             let (va, rkey, len) = match wqe.detail {
                 WrDetail::Rdma { remote_addr, rkey } if mask.contains(Mask::READ) => (
-                    remote_addr.wrapping_add(u64::from(info.read_offset)),
+                    remote_addr.wrapping_add(u64::from(w.read_offset)),
                     rkey,
-                    wqe.length - info.read_offset,
+                    wqe.length - w.read_offset,
                 ),
                 WrDetail::Rdma { remote_addr, rkey } => (remote_addr, rkey, wqe.length),
                 // The FLUSH's length is `dma.length` (librxe puts it there and
@@ -468,8 +491,8 @@ impl QpShared {
         self.handle.event(crate::ib::handles::IbEvent::SqDrained);
     }
 
-    /// Copies WQE `idx` out of the ring and validates it (once per post).
-    pub(crate) fn fetch_wqe(&self, eng: &mut Engine, idx: Index) -> WqeInfo {
+    /// Copies WQE `idx` out of the ring and validates it (once per post) into its [`WqeInfo`].
+    pub(crate) fn fetch_wqe(&self, eng: &mut Engine, idx: Index) {
         let limits = SendLimits {
             max_sge: self.cap.max_send_sge,
             max_inline: self.cap.max_inline_data,
@@ -498,7 +521,6 @@ impl QpShared {
         if let Some(slot_info) = eng.sq.info_mut(idx) {
             *slot_info = info;
         }
-        info
     }
 
     /// Marks WQE `idx` failed; the completer completes it with the error's status and errors

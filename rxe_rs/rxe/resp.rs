@@ -83,8 +83,6 @@ enum Next {
 struct Incoming<'a> {
     skb: &'a SkBuff,
     pkt: Packet<'a>,
-    bth: Bth,
-    mask: Mask,
     /// What a read's rkey resolved to: the MR (none for a zero-length read) and its address.
     read: Option<(Option<Arc<MrShared>>, u64)>,
     /// What an atomic's rkey resolved to.
@@ -99,13 +97,19 @@ impl<'a> Incoming<'a> {
         let pkt = Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()?;
         Some(Self {
             skb,
-            bth: *pkt.bth(),
-            mask: pkt.info().mask,
             pkt,
             read: None,
             atomic: None,
             orig: None,
         })
+    }
+
+    fn bth(&self) -> &Bth {
+        self.pkt.bth()
+    }
+
+    fn mask(&self) -> Mask {
+        self.pkt.info().mask
     }
 }
 
@@ -189,11 +193,11 @@ impl Engine {
                     return true;
                 }
                 Next::Fail(e) => {
-                    qp.fail(self, out, req.bth.psn, e);
+                    qp.fail(self, out, req.bth().psn, e);
                     return false;
                 }
                 Next::Reject(e) => {
-                    qp.reject(self, out, req.bth.psn, e);
+                    qp.reject(self, out, req.bth().psn, e);
                     return false;
                 }
             }
@@ -203,7 +207,7 @@ impl Engine {
     /// In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed once; UC: a
     /// message that lost packets is dropped to its end. A datagram needs its Q_Key instead.
     fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
-        let psn = req.bth.psn;
+        let psn = req.bth().psn;
         let rxe = &*qp.dev;
         match qp.qp_type {
             QpType::Rc => match decide::check_psn_rc(psn, self.resp.psn, self.resp.sent_psn_nak) {
@@ -226,7 +230,7 @@ impl Engine {
                 RcPsn::Expected => self.resp.sent_psn_nak = false,
             },
             QpType::Uc => {
-                let start = req.mask.contains(Mask::START);
+                let start = req.mask().contains(Mask::START);
                 match decide::check_psn_uc(psn, self.resp.psn, self.resp.drop_msg, start) {
                     UcPsn::InSequence => {}
                     UcPsn::Restart => {
@@ -260,7 +264,7 @@ impl Engine {
     /// A connected QP's opcode must continue the message in progress (or start one). On UC a
     /// violation is C's class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
     fn check_op_seq(&self, qp: &QpShared, req: &Incoming<'_>) -> Next {
-        if qp.connected() && decide::check_op_seq(self.resp.opcode, req.bth.opcode) != OpSeq::Ok {
+        if qp.connected() && decide::check_op_seq(self.resp.opcode, req.bth().opcode) != OpSeq::Ok {
             return Next::Reject(RxeError::INVALID_REQUEST);
         }
         Next::Stage(Stage::CheckOpValid)
@@ -269,7 +273,7 @@ impl Engine {
     /// The QP's remote access rights allow the operation.
     fn check_op_valid(&self, req: &Incoming<'_>) -> Next {
         let placement = flush_placement(&req.pkt);
-        if !decide::check_op_valid(self.attrs.qp_access_flags, req.mask, placement) {
+        if !decide::check_op_valid(self.attrs.qp_access_flags, req.mask(), placement) {
             return Next::Reject(RxeError::INVALID_REQUEST);
         }
         Next::Stage(Stage::CheckResource)
@@ -279,7 +283,7 @@ impl Engine {
     /// or a write with immediate (none: RNR NAK on RC, dropped otherwise); a datagram must
     /// fit its receive buffer with the GRH (which lands with the payload, in `land_payload`).
     fn check_resource(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
-        let mask = req.mask;
+        let mask = req.mask();
         if !decide::has_rd_atomic_resource(mask, self.attrs.max_dest_rd_atomic) {
             return Next::Fail(RxeError::INVALID_REQUEST);
         }
@@ -292,7 +296,7 @@ impl Engine {
                 if qp.qp_type == QpType::Rc {
                     qp.dev.count(Counter::SndRnr);
                     let timer = self.attrs.min_rnr_timer;
-                    qp.send_ack(self, out, Syndrome::RnrNak { timer }, req.bth.psn);
+                    qp.send_ack(self, out, Syndrome::RnrNak { timer }, req.bth().psn);
                 }
                 return Next::Done;
             }
@@ -315,7 +319,7 @@ impl Engine {
             let reth_len = req.pkt.header::<Reth>().map(|r| r.len);
             let payload_len = req.pkt.payload().len() as u32;
             if !decide::check_length(
-                req.mask,
+                req.mask(),
                 payload_len,
                 self.mtu(qp.dev.active_mtu_bytes()),
                 reth_len,
@@ -340,7 +344,7 @@ impl Engine {
     /// The MR (or window) a RETH or an atomic names, with the rights the operation needs: a
     /// write's target is set up, a read's and an atomic's kept for [`Stage::Execute`].
     fn check_rkey(&mut self, qp: &QpShared, req: &mut Incoming<'_>) -> Next {
-        let mask = req.mask;
+        let mask = req.mask();
         if mask.contains(Mask::RETH) {
             let Some(reth) = req.pkt.header::<Reth>() else {
                 return Next::Done;
@@ -398,7 +402,7 @@ impl Engine {
         out: &mut Outbox,
         req: &mut Incoming<'_>,
     ) -> Next {
-        let (mask, psn) = (req.mask, req.bth.psn);
+        let (mask, psn) = (req.mask(), req.bth().psn);
         let rxe = &*qp.dev;
         if let Some((mr, va)) = req.read.take() {
             let Some(reth) = req.pkt.header::<Reth>() else {
@@ -423,7 +427,7 @@ impl Engine {
             let Some(at) = req.pkt.header::<Atmeth>() else {
                 return Next::Done;
             };
-            let compare = (req.bth.opcode & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
+            let compare = (req.bth().opcode & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
             let orig = match mr.atomic(rcu, va, compare, at.swap_add) {
                 Ok(orig) => orig,
                 Err(e) => return Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())),
@@ -443,7 +447,7 @@ impl Engine {
                 if self.resp.recv.is_some() {
                     qp.complete_recv_status(self, IB_WC_REM_INV_REQ_ERR);
                 }
-                if qp.qp_type == QpType::Rc && req.bth.ack_req {
+                if qp.qp_type == QpType::Rc && req.bth().ack_req {
                     qp.send_ack(self, out, Syndrome::ACK_UNLIMITED, psn);
                 }
                 self.resp.write = None;
@@ -457,7 +461,7 @@ impl Engine {
             self.resp.opcode = None;
             Next::Stage(Stage::Complete)
         } else {
-            self.resp.opcode = Some(req.bth.opcode);
+            self.resp.opcode = Some(req.bth().opcode);
             Next::Stage(Stage::Acknowledge)
         }
     }
@@ -471,7 +475,7 @@ impl Engine {
         req: &Incoming<'_>,
     ) -> core::result::Result<(), Next> {
         let payload = req.pkt.payload();
-        let mask = req.mask;
+        let mask = req.mask();
         if mask.contains(Mask::SEND) && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
             // A datagram's receive buffer starts with the GRH (the IP header, IPv4 in its last
             // 20 bytes); the two land together, so a wait for ODP pages repeats both.
@@ -512,7 +516,7 @@ impl Engine {
         } else if mask.contains(Mask::WRITE) {
             // The payload against what the write still expects.
             let mtu = self.mtu(qp.dev.active_mtu_bytes());
-            let (len, pad) = (payload.len() as u32, req.bth.pad);
+            let (len, pad) = (payload.len() as u32, req.bth().pad);
             let fits = self
                 .resp
                 .write
@@ -541,7 +545,7 @@ impl Engine {
     /// The end of a message: the MSN moves on, and a send or a write with immediate completes
     /// its receive WQE.
     fn complete(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Next {
-        let mask = req.mask;
+        let mask = req.mask();
         self.resp.msn = self.resp.msn.wrapping_add(1);
         if mask.contains(Mask::COMP) || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT)) {
             // `RDMA_NETWORK_IPV4` = 2, `RDMA_NETWORK_IPV6` = 3, by the IP version.
@@ -569,8 +573,8 @@ impl Engine {
         if qp.qp_type != QpType::Rc {
             return Next::Done;
         }
-        let (mask, psn) = (req.mask, req.bth.psn);
-        match decide::reply(mask, req.bth.ack_req) {
+        let (mask, psn) = (req.mask(), req.bth().psn);
+        match decide::reply(mask, req.bth().ack_req) {
             Reply::ReadResponseAck => {
                 let kind = if mask.contains(Mask::FLUSH) {
                     Kind::Flush

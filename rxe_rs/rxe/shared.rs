@@ -53,8 +53,8 @@ impl DevShared {
     }
 
     /// The address vector of AH number `ah_num`.
-    pub(crate) fn ah_av(&self, ah_num: u32) -> Option<AddressVector> {
-        self.ahs.get(ah_num).map(|av: Arc<AddressVector>| *av)
+    pub(crate) fn ah(&self, ah_num: u32) -> Option<Arc<AddressVector>> {
+        self.ahs.get(ah_num)
     }
 
     /// The active MTU (`enum ib_mtu`).
