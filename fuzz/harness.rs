@@ -229,7 +229,11 @@ fn check_udp_payload(bytes: &[u8], sig: &mut Sig) {
             assert!(core::ptr::eq(pkt.info(), *info));
         }
         (Err(e), Err(l)) => assert_eq!(e, l, "check_layout's error differs from parse's"),
-        (p, l) => panic!("parse {:?} but check_layout {:?}", p.map(|_| ()), l.map(|_| ())),
+        (p, l) => panic!(
+            "parse {:?} but check_layout {:?}",
+            p.map(|_| ()),
+            l.map(|_| ())
+        ),
     }
     let pkt = match (parsed, model) {
         (Err(e), Err(m)) => {

@@ -64,9 +64,7 @@ impl<'a> Packet<'a> {
     pub fn check_layout(parts: &Parts<'_>) -> Result<(Bth, &'static OpcodeInfo), Error> {
         let head = parts.first();
         let (bth, info) = Self::parse_bth(head)?;
-        if info.length > head.len()
-            || info.length + ICRC_LEN + usize::from(bth.pad) > parts.len()
-        {
+        if info.length > head.len() || info.length + ICRC_LEN + usize::from(bth.pad) > parts.len() {
             return Err(Error::Truncated);
         }
         Ok((bth, info))

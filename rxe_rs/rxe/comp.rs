@@ -95,7 +95,10 @@ impl QpShared {
             return false;
         }
         let head = eng.comp.consumer;
-        let state = eng.sq.info_ref(head).map_or(WqeState::Free, |info| info.state);
+        let state = eng
+            .sq
+            .info_ref(head)
+            .map_or(WqeState::Free, |info| info.state);
         match state {
             WqeState::Error(status) => {
                 self.complete_wqe(eng, status);

@@ -427,7 +427,8 @@ impl Engine {
             let Some(at) = req.pkt.header::<Atmeth>() else {
                 return Next::Done;
             };
-            let compare = (req.bth().opcode & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
+            let compare =
+                (req.bth().opcode & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
             let orig = match mr.atomic(rcu, va, compare, at.swap_add) {
                 Ok(orig) => orig,
                 Err(e) => return Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())),
