@@ -38,9 +38,9 @@ use crate::net::{
 };
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
-    hdr::{Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Reth, ICRC_LEN},
+    hdr::{Bth, Header, ICRC_LEN},
     icrc::{self, IpHeader, UDP_HDR_LEN},
-    opcode::opcode_info,
+    opcode::{opcode_info, OpcodeInfo},
     packet::pad_len,
     qp_state::QpState,
     task::{Drain, Finish, Request},
@@ -180,14 +180,14 @@ impl QpShared {
         {
             let data = skb.data_mut();
             let ok = bth.write(data).is_ok()
-                && write_opt(&hdrs.reth, info.offset(Reth::KIND), data)
-                && write_opt(&hdrs.aeth, info.offset(Aeth::KIND), data)
-                && write_opt(&hdrs.atmeth, info.offset(Atmeth::KIND), data)
-                && write_opt(&hdrs.atmack, info.offset(Atmack::KIND), data)
-                && write_opt(&hdrs.deth, info.offset(Deth::KIND), data)
-                && write_opt(&hdrs.immdt, info.offset(Immdt::KIND), data)
-                && write_opt(&hdrs.ieth, info.offset(Ieth::KIND), data)
-                && write_opt(&hdrs.feth, info.offset(Feth::KIND), data);
+                && write_opt(&hdrs.reth, info, data)
+                && write_opt(&hdrs.aeth, info, data)
+                && write_opt(&hdrs.atmeth, info, data)
+                && write_opt(&hdrs.atmack, info, data)
+                && write_opt(&hdrs.deth, info, data)
+                && write_opt(&hdrs.immdt, info, data)
+                && write_opt(&hdrs.ieth, info, data)
+                && write_opt(&hdrs.feth, info, data);
             if !ok {
                 return Err(BuildError::Unsendable.into());
             }
@@ -355,12 +355,15 @@ impl QpShared {
     }
 }
 
-fn write_opt<H: Header>(h: &Option<H>, offset: Option<usize>, data: &mut [u8]) -> bool {
-    match (h, offset) {
-        (None, _) => true,
-        (Some(h), Some(off)) => data.get_mut(off..).is_some_and(|d| h.write(d).is_ok()),
-        (Some(_), None) => false,
-    }
+/// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
+/// opcode has no such header or it does not fit.
+fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
+    let Some(h) = h else {
+        return true;
+    };
+    info.offset(H::KIND)
+        .and_then(|off| data.get_mut(off..))
+        .is_some_and(|d| h.write(d).is_ok())
 }
 
 impl WorkItem for QpShared {
