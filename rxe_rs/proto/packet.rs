@@ -27,6 +27,7 @@ impl<'a> Packet<'a> {
     /// Checks the layout of `bytes`, the UDP payload: BTH, extension headers,
     /// payload, pad and ICRC. Its length must be the one the UDP header
     /// gives, not whatever the frame holds after it.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> Result<Self, Error> {
         let (bth, info) = Self::parse_bth(bytes)?;
         // The pad sits between payload and ICRC, so the payload ends that
@@ -72,6 +73,7 @@ impl<'a> Packet<'a> {
 
     /// [`Self::parse`] of a UDP payload in pieces, whose first piece holds
     /// every header of its opcode (`Truncated` otherwise).
+    #[inline]
     pub fn parse_parts(parts: &Parts<'a>) -> Result<Self, Error> {
         if let Some(bytes) = parts.as_slice() {
             return Self::parse(bytes);

@@ -129,6 +129,12 @@ impl<'a> Parts<'a> {
     #[inline]
     pub fn first(&self) -> &'a [u8] {
         let mut skip = self.start as usize;
+        // Most often the window starts in the first piece (a packet's headers always do).
+        let head = self.pieces[0];
+        if skip < head.len() {
+            let n = (head.len() - skip).min(self.len());
+            return head.get(skip..skip + n).unwrap_or(&[]);
+        }
         for piece in self.pieces() {
             if skip < piece.len() {
                 let n = (piece.len() - skip).min(self.len());
@@ -186,6 +192,10 @@ impl<'a> Parts<'a> {
         let from = self.len().checked_sub(N)?;
         // Most often (an ICRC) the bytes lie in the window's last piece.
         let (first, end) = (self.start as usize + from, self.start as usize + self.len());
+        // A linear packet's are in its only piece.
+        if let Some(bytes) = self.pieces[0].get(first..end) {
+            return bytes.first_chunk().copied();
+        }
         let mut at = 0;
         for piece in self.pieces() {
             let next = at + piece.len();

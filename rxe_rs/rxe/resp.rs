@@ -79,10 +79,11 @@ enum Next {
     Reject(RxeError),
 }
 
-/// A request packet on its way through the stages.
+/// A request packet on its way through the stages (the packet by reference: a `Packet` moved
+/// per request is a `memcpy`).
 struct Incoming<'a> {
     skb: &'a SkBuff,
-    pkt: Packet<'a>,
+    pkt: &'a Packet<'a>,
     /// What a read's rkey resolved to: the MR (none for a zero-length read) and its address.
     read: Option<(Option<Arc<MrShared>>, u64)>,
     /// What an atomic's rkey resolved to.
@@ -92,16 +93,14 @@ struct Incoming<'a> {
 }
 
 impl<'a> Incoming<'a> {
-    fn parse(skb: &'a SkBuff) -> Option<Self> {
-        // From the UDP header; received packets are readable in place (`recv.rs`).
-        let pkt = Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()?;
-        Some(Self {
+    fn new(skb: &'a SkBuff, pkt: &'a Packet<'a>) -> Self {
+        Self {
             skb,
             pkt,
             read: None,
             atomic: None,
             orig: None,
-        })
+        }
     }
 
     fn bth(&self) -> &Bth {
@@ -169,9 +168,15 @@ impl Engine {
         out: &mut Outbox,
         skb: &SkBuff,
     ) -> bool {
-        let Some(mut req) = Incoming::parse(skb) else {
+        // From the UDP header; received packets are readable in place (`recv.rs`).
+        let Some(pkt) = skb
+            .parts()
+            .and_then(|udp| udp.skip(UDP_HDR_LEN))
+            .and_then(|p| Packet::parse_parts(&p).ok())
+        else {
             return false;
         };
+        let mut req = Incoming::new(skb, &pkt);
         let mut stage = Stage::CheckPsn;
         // Every stage leads to a later one or out, so the loop ends.
         loop {
@@ -224,7 +229,7 @@ impl Engine {
                 }
                 RcPsn::Duplicate => {
                     rxe.count(Counter::DupReq);
-                    qp.duplicate(self, out, &req.pkt);
+                    qp.duplicate(self, out, req.pkt);
                     return Next::Done;
                 }
                 RcPsn::Expected => self.resp.sent_psn_nak = false,
@@ -272,7 +277,7 @@ impl Engine {
 
     /// The QP's remote access rights allow the operation.
     fn check_op_valid(&self, req: &Incoming<'_>) -> Next {
-        let placement = flush_placement(&req.pkt);
+        let placement = flush_placement(req.pkt);
         if !decide::check_op_valid(self.attrs.qp_access_flags, req.mask(), placement) {
             return Next::Reject(RxeError::INVALID_REQUEST);
         }
@@ -349,7 +354,7 @@ impl Engine {
             let Some(reth) = req.pkt.header::<Reth>() else {
                 return Next::Done;
             };
-            let need = decide::required_access(mask, flush_placement(&req.pkt));
+            let need = decide::required_access(mask, flush_placement(req.pkt));
             // A flush of the whole MR names no range (`IB_FLUSH_MR`).
             let whole_mr = mask.contains(Mask::FLUSH)
                 && req
@@ -557,7 +562,7 @@ impl Engine {
             // C11-37/38: a completion that cannot be written moves the QP to error (done) and
             // the request is not acknowledged: the sender must not see success for a message
             // whose completion was lost.
-            if !qp.complete_recv(self, &req.pkt, IB_WC_SUCCESS, net_type) {
+            if !qp.complete_recv(self, req.pkt, IB_WC_SUCCESS, net_type) {
                 self.resp.write = None;
                 return Next::Done;
             }
