@@ -302,6 +302,9 @@ fn header_rows(b: &mut Bench) {
     b.run("Packet::parse_parts (3 pieces, 1 KiB)", None, |_| {
         Packet::parse_parts(black_box(&pieces)).map(|p| p.bth().psn)
     });
+    b.run("Packet::check_layout (3 pieces, 1 KiB)", None, |_| {
+        Packet::check_layout(black_box(&pieces)).map(|(bth, _)| bth.psn)
+    });
     b.run("ICRC verify, accelerated, 3 pieces, 1 KiB", None, |_| {
         icrc::verify_parts(
             accelerated,
