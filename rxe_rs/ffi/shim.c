@@ -549,8 +549,15 @@ void rxe_rs_skb_queue_init(struct sk_buff_head *q)
 	skb_queue_head_init(q);
 }
 
+/*
+ * Every engine step looks in both of its QP's queues, most often empty: an empty queue is seen
+ * without taking its lock. A packet queued meanwhile is followed by a kick of the QP's task,
+ * whose next step finds it.
+ */
 struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q)
 {
+	if (skb_queue_empty_lockless(q))
+		return NULL;
 	return skb_dequeue(q);
 }
 
@@ -561,7 +568,8 @@ unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q)
 
 void rxe_rs_skb_queue_purge(struct sk_buff_head *q)
 {
-	skb_queue_purge(q);
+	if (!skb_queue_empty_lockless(q))
+		skb_queue_purge(q);
 }
 
 /*
