@@ -23,7 +23,6 @@ use crate::net::skb::SkBuff;
 use crate::proto::{
     comp::{self as decide, Check, Resend, RewindStep},
     hdr::{Aeth, Atmack},
-    icrc::UDP_HDR_LEN,
     packet::Packet,
     parts::Parts,
     psn::{psn_add, psn_diff},
@@ -122,12 +121,7 @@ impl QpShared {
     /// Acts on a response; `true` if it waits for pages of an ODP MR (nothing of it done but
     /// WQEs it completed already, which it will not complete again).
     fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, skb: &SkBuff) -> bool {
-        // From the UDP header; received packets are readable in place (`recv.rs`).
-        let Some(pkt) = skb
-            .parts()
-            .and_then(|udp| udp.skip(UDP_HDR_LEN))
-            .and_then(|p| Packet::parse_parts(&p).ok())
-        else {
+        let Some(pkt) = super::recv::parse_queued(skb) else {
             return false;
         };
         // An ACK for every WQE up to its PSN; loop while one response completes several.

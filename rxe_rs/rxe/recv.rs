@@ -142,6 +142,13 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff) {
     }
 }
 
+/// The packet `skb`, queued by [`deliver`], parsed by the engine that takes it: from its UDP
+/// header, read in place (the receive path made sure it can be) and checked once more.
+#[inline]
+pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
+    Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()
+}
+
 /// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task.
 fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff) {
     let queue = if is_request {

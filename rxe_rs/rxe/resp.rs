@@ -21,7 +21,6 @@ use crate::proto::{
     hdr::{
         Aeth, Atmack, Atmeth, Bth, Deth, Feth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY,
     },
-    icrc::UDP_HDR_LEN,
     opcode::{self, Mask},
     packet::Packet,
     parts::Parts,
@@ -168,12 +167,7 @@ impl Engine {
         out: &mut Outbox,
         skb: &SkBuff,
     ) -> bool {
-        // From the UDP header; received packets are readable in place (`recv.rs`).
-        let Some(pkt) = skb
-            .parts()
-            .and_then(|udp| udp.skip(UDP_HDR_LEN))
-            .and_then(|p| Packet::parse_parts(&p).ok())
-        else {
+        let Some(pkt) = super::recv::parse_queued(skb) else {
             return false;
         };
         let mut req = Incoming::new(skb, &pkt);
