@@ -78,15 +78,11 @@ impl<'a> Packet<'a> {
         if let Some(bytes) = parts.as_slice() {
             return Self::parse(bytes);
         }
-        let head = parts.first();
-        let (bth, info) = Self::parse_bth(head)?;
-        let headers = head.get(..info.length).ok_or(Error::Truncated)?;
+        let (bth, info) = Self::check_layout(parts)?;
+        let headers = parts.first().get(..info.length).ok_or(Error::Truncated)?;
         // The pad sits between payload and ICRC, so the payload ends that
-        // many bytes before the ICRC; too short a packet fails here.
-        let payload_end = parts
-            .len()
-            .checked_sub(ICRC_LEN + usize::from(bth.pad))
-            .ok_or(Error::Truncated)?;
+        // many bytes before the ICRC (the layout check made sure it fits).
+        let payload_end = parts.len() - ICRC_LEN - usize::from(bth.pad);
         let payload = parts
             .range(info.length, payload_end)
             .ok_or(Error::Truncated)?;
