@@ -28,6 +28,7 @@ use crate::proto::{
         IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_QP_OP_ERR,
     },
 };
+use core::ops::ControlFlow::{self, Break, Continue};
 use kernel::{sync::rcu, sync::Arc};
 
 /// Unacknowledged PSNs the requester may have in flight (`RXE_MAX_UNACKED_PSNS`).
@@ -35,34 +36,18 @@ const MAX_UNACKED_PSNS: u32 = 128;
 /// Packets without an ACK request between two with one (`RXE_MAX_PKT_PER_ACK`).
 const MAX_PKT_PER_ACK: u32 = 64;
 
-/// The requester's stages for one packet of the WQE it stands at (C `rxe_requester`), in
-/// order. Failures leave through [`Next::Fail`] (the WQE completes in error).
-#[derive(Clone, Copy)]
-enum Stage {
-    /// C `rxe_wqe_is_fenced`: a fence holds the WQE back.
-    CheckFence,
-    /// C `rxe_do_local_ops`: BIND_MW, LOCAL_INV, REG_MR execute here and send nothing.
-    LocalOp,
-    /// The window of unacknowledged PSNs, and packets still in the stack.
-    CheckLimits,
-    /// C `next_opcode` + `check_init_depth`: the packet's opcode, destination and credit.
-    NextOpcode,
-    /// C `init_req_packet` + `finish_packet`: headers and payload into a routed skb.
-    Build,
-    /// C `rxe_xmit_packet`: into the outbox, sent once the engine lock is released.
-    Send,
-    /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the WQE's and the QP's progress.
-    Update,
-}
-
-/// Where the requester goes after a stage.
-enum Next {
-    Stage(Stage),
+/// How the requester leaves a packet's stages before sending it (C `rxe_requester`'s exits).
+/// The stages, in order: [`Engine::check_fence`], a local operation or
+/// [`Engine::check_limits`], [`Engine::next_opcode`], [`Engine::build`], [`Engine::update`].
+enum Exit {
     /// Done for this step; whether it made progress.
     Done(bool),
     /// The WQE failed: the completer completes it with the error and moves the QP to error.
     Fail(RxeError),
 }
+
+/// A stage's outcome: on to the next (`Continue`, with what it made) or out.
+type Flow<T = ()> = ControlFlow<Exit, T>;
 
 /// The WQE the requester stands at and the packet it is making of it. What the stages read of
 /// the WQE's [`WqeInfo`] is copied here, not the whole of it: this is built for every packet.
@@ -75,7 +60,7 @@ struct Outgoing {
     rd_atomic_credit: bool,
     /// Bytes of a read already answered ([`WqeInfo::read_offset`]).
     read_offset: u32,
-    /// The packet's opcode and its mask ([`Stage::NextOpcode`]).
+    /// The packet's opcode and its mask ([`Engine::next_opcode`]).
     opcode: u8,
     mask: Mask,
     /// The packet takes one of the QP's read/atomic credits.
@@ -83,10 +68,9 @@ struct Outgoing {
     /// The packet's PSN and the PSNs it uses (a read: one per response).
     psn: u32,
     npsn: u32,
-    /// The WQE's data cursor: where the packet's payload starts, and after [`Stage::Build`]
+    /// The WQE's data cursor: where the packet's payload starts, and after [`Engine::build`]
     /// where it ends.
     dma: DmaCursor,
-    packet: Option<OutPacket>,
 }
 
 impl Engine {
@@ -123,34 +107,39 @@ impl Engine {
             psn: self.req.psn,
             npsn: 1,
             dma: info.dma,
-            packet: None,
         };
-        let mut stage = Stage::CheckFence;
-        // Every stage leads to a later one or out, so the loop ends.
-        loop {
-            let next = match stage {
-                Stage::CheckFence => self.check_fence(&w),
-                Stage::LocalOp => Next::Done(qp.local_op(self, w.idx, &w.wqe)),
-                Stage::CheckLimits => self.check_limits(qp),
-                Stage::NextOpcode => self.next_opcode(qp, &mut w),
-                Stage::Build => self.build(qp, rcu, &mut w),
-                Stage::Send => {
-                    if let Some(pkt) = w.packet.take() {
-                        out.push(pkt);
-                    }
-                    Next::Stage(Stage::Update)
-                }
-                Stage::Update => self.update(qp, &w),
-            };
-            match next {
-                Next::Stage(s) => stage = s,
-                Next::Done(progress) => return progress,
-                Next::Fail(e) => {
-                    qp.fail_wqe(self, w.idx, e);
-                    return true;
-                }
+        match self.packet(qp, rcu, out, &mut w) {
+            Continue(()) | Break(Exit::Done(true)) => true,
+            Break(Exit::Done(false)) => false,
+            Break(Exit::Fail(e)) => {
+                qp.fail_wqe(self, w.idx, e);
+                true
             }
         }
+    }
+
+    /// The stages of one packet of the WQE `w` (C `rxe_requester`): sent (into `out`) and
+    /// accounted for, or the reason not.
+    fn packet(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        w: &mut Outgoing,
+    ) -> Flow {
+        self.check_fence(w)?;
+        // C `rxe_do_local_ops`: BIND_MW, LOCAL_INV, REG_MR execute here and send nothing.
+        if w.wqe.mask.contains(WrMask::LOCAL_OP) {
+            return Break(Exit::Done(qp.local_op(self, w.idx, &w.wqe)));
+        }
+        self.check_limits(qp)?;
+        self.next_opcode(qp, w)?;
+        // C `rxe_xmit_packet`: into the outbox, sent once the engine lock is released.
+        if let Some(pkt) = self.build(qp, rcu, w)? {
+            out.push(pkt);
+        }
+        self.update(qp, w);
+        Continue(())
     }
 
     /// C `req_next_wqe`: the index of the WQE at the requester's index, copied in and validated
@@ -205,7 +194,7 @@ impl Engine {
     /// Fences: a LOCAL_INV waits until every earlier WQE has completed (IBA 10.6.5.1, made
     /// mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic is outstanding
     /// (IBA 10.8.3.3). The completer's next completion runs the requester again (one task).
-    fn check_fence(&self, w: &Outgoing) -> Next {
+    fn check_fence(&self, w: &Outgoing) -> Flow {
         if !w.started {
             let fenced = if w.wqe.opcode == wqe::IB_WR_LOCAL_INV {
                 w.idx != self.comp.consumer
@@ -214,31 +203,28 @@ impl Engine {
                     && self.req.rd_atomic != u32::from(self.attrs.max_rd_atomic)
             };
             if fenced {
-                return Next::Done(false);
+                return Break(Exit::Done(false));
             }
         }
-        if w.wqe.mask.contains(WrMask::LOCAL_OP) {
-            return Next::Stage(Stage::LocalOp);
-        }
-        Next::Stage(Stage::CheckLimits)
+        Continue(())
     }
 
     /// RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too many packets
     /// still in the stack (UC and UD have no window).
-    fn check_limits(&self, qp: &QpShared) -> Next {
+    fn check_limits(&self, qp: &QpShared) -> Flow {
         let window_end = psn_add(self.comp.psn, MAX_UNACKED_PSNS);
         if qp.qp_type == QpType::Rc && psn_diff(self.req.psn, window_end) > 0 {
-            return Next::Done(false);
+            return Break(Exit::Done(false));
         }
         if !qp.may_send() {
-            return Next::Done(false);
+            return Break(Exit::Done(false));
         }
-        Next::Stage(Stage::NextOpcode)
+        Continue(())
     }
 
     /// The packet's opcode from the WQE's and the last packet's, its destination, and the
     /// read/atomic credit a new read, atomic or atomic write takes (none left: wait).
-    fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Next {
+    fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Flow {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let fits = w.dma.resid <= mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
@@ -254,18 +240,18 @@ impl Engine {
             self.req.psn = psn_add(self.req.psn, 1);
             self.req.opcode = Some(opcode::UD_SEND_ONLY);
             self.req.wqe_index = qp.sq.geometry().next_index(w.idx);
-            return Next::Done(true);
+            return Break(Exit::Done(true));
         }
         let unsendable = RxeError::local_op(Cause::Check);
         let Some(opcode) = next_opcode(qp.qp_type, w.wqe.opcode, self.req.opcode, fits) else {
-            return Next::Fail(unsendable);
+            return Break(Exit::Fail(unsendable));
         };
         let Some(op_info) = opcode_info(opcode) else {
-            return Next::Fail(unsendable);
+            return Break(Exit::Fail(unsendable));
         };
         // The destination: a UD WQE's address handle is looked up when the packet is built.
         if !matches!(w.wqe.detail, WrDetail::Ud { .. }) && self.pri_av.is_none() {
-            return Next::Fail(unsendable);
+            return Break(Exit::Fail(unsendable));
         }
         w.opcode = opcode;
         w.mask = op_info.mask;
@@ -278,13 +264,18 @@ impl Engine {
                 .intersects(WrMask::ATOMIC_OR_READ.union(WrMask::ATOMIC_WRITE))
             && !w.rd_atomic_credit;
         if w.needs_credit && self.req.rd_atomic == 0 {
-            return Next::Done(false);
+            return Break(Exit::Done(false));
         }
-        Next::Stage(Stage::Build)
+        Continue(())
     }
 
     /// The packet: its BTH, extension headers and the next bytes of the WQE's data, routed.
-    fn build(&mut self, qp: &Arc<QpShared>, rcu: &rcu::Guard, w: &mut Outgoing) -> Next {
+    fn build(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        w: &mut Outgoing,
+    ) -> Flow<Option<OutPacket>> {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let mask = w.mask;
         let payload = if mask.contains(Mask::PAYLOAD) {
@@ -313,7 +304,7 @@ impl Engine {
             _ => self.pri_av.as_ref(),
         };
         let Some(av) = av else {
-            return Next::Fail(RxeError::local_op(Cause::Check));
+            return Break(Exit::Fail(RxeError::local_op(Cause::Check)));
         };
         let wqe = &w.wqe;
         let dest_qpn = match wqe.detail {
@@ -346,26 +337,24 @@ impl Engine {
         });
         w.dma = next;
         match res {
-            Ok(pkt) => w.packet = Some(pkt),
+            Ok(pkt) => Continue(Some(pkt)),
             Err(BuildError::NoMemory) => {
                 qp.resume_later(self);
-                return Next::Done(false);
+                Break(Exit::Done(false))
             }
             // A datagram nobody can be sent to is lost on the way, as on hardware; C fails the
             // WQE and errors the QP, which on QP1 would end the device's CM traffic.
             Err(BuildError::Unsendable) if matches!(qp.qp_type, QpType::Ud | QpType::Gsi) => {
                 qp.dev.count(Counter::SendErr);
+                Continue(None)
             }
-            Err(BuildError::Unsendable) => {
-                return Next::Fail(RxeError::local_op(Cause::Unsendable));
-            }
+            Err(BuildError::Unsendable) => Break(Exit::Fail(RxeError::local_op(Cause::Unsendable))),
             // ODP pages not mapped: this packet again once they are.
             Err(BuildError::Fill(e)) if qp.await_fault(self, Machine::Requester, &e) => {
-                return Next::Done(false);
+                Break(Exit::Done(false))
             }
-            Err(BuildError::Fill(e)) => return Next::Fail(e),
+            Err(BuildError::Fill(e)) => Break(Exit::Fail(e)),
         }
-        Next::Stage(Stage::Send)
     }
 
     /// The extension headers of a request packet, from its WQE.
@@ -434,11 +423,11 @@ impl Engine {
     /// The progress of the packet sent: the WQE's PSN range and data cursor, its credit, the
     /// QP's next PSN and opcode, the next WQE once this one is all out, and (RC) the
     /// retransmit timer.
-    fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing) -> Next {
+    fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing) {
         let (mask, psn, npsn) = (w.mask, w.psn, w.npsn);
         let end = mask.contains(Mask::END);
         let Some(info) = self.sq.info_mut(w.idx) else {
-            return Next::Done(true);
+            return;
         };
         // A WQE's PSN range is fixed by its first transmission. A resend from its middle must
         // not move it: not its first PSN (a read resent from an offset starts with a request,
@@ -472,7 +461,6 @@ impl Engine {
         if qp.qp_type == QpType::Rc {
             qp.request_sent(self);
         }
-        Next::Done(true)
     }
 }
 

@@ -35,48 +35,30 @@ use crate::proto::{
         IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE, IB_WC_WR_FLUSH_ERR,
     },
 };
+use core::ops::ControlFlow::{self, Break, Continue};
 use kernel::{prelude::*, sync::rcu, sync::Arc};
 
 /// Bytes of the GRH a UD receive buffer starts with.
 const GRH_LEN: usize = 40;
 
-/// The responder's stages for one request (C `enum resp_states`), in the order a request goes
-/// through them. Errors leave through [`Next::Fail`] and [`Next::Reject`] (C's `RESPST_ERR_*`).
-#[derive(Clone, Copy)]
-enum Stage {
-    /// C `check_psn` (and a datagram's Q_Key).
-    CheckPsn,
-    /// C `check_op_seq`: the opcode follows the message in progress.
-    CheckOpSeq,
-    /// C `check_op_valid`: the QP's remote access rights allow the operation.
-    CheckOpValid,
-    /// C `check_resource`: a responder resource for a read or atomic, a receive WQE for a send.
-    CheckResource,
-    /// C `rxe_resp_check_length`: packet and RETH lengths.
-    CheckLength,
-    /// C `check_rkey`: the MR or window of a RETH or an atomic.
-    CheckRkey,
-    /// C `execute`: the data lands (send, write, atomic write, atomic) or a read starts.
-    Execute,
-    /// C `do_complete`: the end of a message completes its receive WQE.
-    Complete,
-    /// C `acknowledge`: ACK, atomic reply or zero-length read response.
-    Acknowledge,
-}
-
-/// Where a request goes after a stage.
-enum Next {
-    /// On to this stage.
-    Stage(Stage),
+/// How a request leaves the responder's stages (C's jumps to `RESPST_DONE` and
+/// `RESPST_ERR_*`). The stages, in order (C `enum resp_states`): [`Engine::check_psn`],
+/// [`Engine::check_op_seq`], [`Engine::check_op_valid`], [`Engine::check_resource`],
+/// [`Engine::check_length`], [`Engine::check_rkey`], [`Engine::execute`], at a message's end
+/// [`Engine::complete`], then [`Engine::acknowledge`].
+enum Exit {
     /// Done with the packet: executed and answered, answered from the resources, or dropped.
     Done,
     /// The request failed: NAK (RC), the receive WQE in progress completes with the status, the
     /// QP goes to error (C classes A, B, C).
     Fail(RxeError),
-    /// On RC as [`Next::Fail`]; on UC and UD the message is abandoned (its receive WQE as
+    /// On RC as [`Exit::Fail`]; on UC and UD the message is abandoned (its receive WQE as
     /// [`QpShared::abandon_recv`] says) and dropped to its end (C class D1E).
     Reject(RxeError),
 }
+
+/// A stage's outcome: on to the next (`Continue`) or out.
+type Flow<T = ()> = ControlFlow<Exit, T>;
 
 /// A request packet on its way through the stages (the packet by reference: a `Packet` moved
 /// per request is a `memcpy`).
@@ -171,41 +153,48 @@ impl Engine {
             return false;
         };
         let mut req = Incoming::new(skb, &pkt);
-        let mut stage = Stage::CheckPsn;
-        // Every stage leads to a later one or out, so the loop ends.
-        loop {
-            let next = match stage {
-                Stage::CheckPsn => self.check_psn(qp, out, &req),
-                Stage::CheckOpSeq => self.check_op_seq(qp, &req),
-                Stage::CheckOpValid => self.check_op_valid(&req),
-                Stage::CheckResource => self.check_resource(qp, out, &req),
-                Stage::CheckLength => self.check_length(qp, &req),
-                Stage::CheckRkey => self.check_rkey(qp, &mut req),
-                Stage::Execute => self.execute(qp, rcu, out, &mut req),
-                Stage::Complete => self.complete(qp, &req),
-                Stage::Acknowledge => self.acknowledge(qp, out, &req),
-            };
-            match next {
-                Next::Stage(s) => stage = s,
-                Next::Done => return false,
-                Next::Fail(e) | Next::Reject(e) if qp.await_fault(self, Machine::Responder, &e) => {
-                    return true;
-                }
-                Next::Fail(e) => {
-                    qp.fail(self, out, req.bth().psn, e);
-                    return false;
-                }
-                Next::Reject(e) => {
-                    qp.reject(self, out, req.bth().psn, e);
-                    return false;
-                }
+        match self.request(qp, rcu, out, &mut req) {
+            Continue(()) | Break(Exit::Done) => false,
+            Break(Exit::Fail(e) | Exit::Reject(e))
+                if qp.await_fault(self, Machine::Responder, &e) =>
+            {
+                true
+            }
+            Break(Exit::Fail(e)) => {
+                qp.fail(self, out, req.bth().psn, e);
+                false
+            }
+            Break(Exit::Reject(e)) => {
+                qp.reject(self, out, req.bth().psn, e);
+                false
             }
         }
     }
 
+    /// The stages of one request (C `rxe_responder`'s state machine, in its order).
+    fn request(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        req: &mut Incoming<'_>,
+    ) -> Flow {
+        self.check_psn(qp, out, req)?;
+        self.check_op_seq(qp, req)?;
+        self.check_op_valid(req)?;
+        self.check_resource(qp, out, req)?;
+        self.check_length(qp, req)?;
+        self.check_rkey(qp, req)?;
+        if self.execute(qp, rcu, out, req)? {
+            self.complete(qp, req)?;
+        }
+        self.acknowledge(qp, out, req);
+        Continue(())
+    }
+
     /// In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed once; UC: a
     /// message that lost packets is dropped to its end. A datagram needs its Q_Key instead.
-    fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
+    fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Flow {
         let psn = req.bth().psn;
         let rxe = &*qp.dev;
         match qp.qp_type {
@@ -219,12 +208,12 @@ impl Engine {
                         let nak = Syndrome::Nak(NakCode::PsnSequenceError);
                         qp.send_ack(self, out, nak, expected);
                     }
-                    return Next::Done;
+                    return Break(Exit::Done);
                 }
                 RcPsn::Duplicate => {
                     rxe.count(Counter::DupReq);
                     qp.duplicate(self, out, req.pkt);
-                    return Next::Done;
+                    return Break(Exit::Done);
                 }
                 RcPsn::Expected => self.resp.sent_psn_nak = false,
             },
@@ -242,7 +231,7 @@ impl Engine {
                     }
                     UcPsn::Drop => {
                         self.resp.drop_msg = true;
-                        return Next::Done;
+                        return Break(Exit::Done);
                     }
                 }
             }
@@ -253,41 +242,41 @@ impl Engine {
                     self.attrs.qkey
                 };
                 if req.pkt.header::<Deth>().is_none_or(|d| d.qkey != qkey) {
-                    return Next::Done;
+                    return Break(Exit::Done);
                 }
             }
         }
-        Next::Stage(Stage::CheckOpSeq)
+        Continue(())
     }
 
     /// A connected QP's opcode must continue the message in progress (or start one). On UC a
     /// violation is C's class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
-    fn check_op_seq(&self, qp: &QpShared, req: &Incoming<'_>) -> Next {
+    fn check_op_seq(&self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         if qp.connected() && decide::check_op_seq(self.resp.opcode, req.bth().opcode) != OpSeq::Ok {
-            return Next::Reject(RxeError::INVALID_REQUEST);
+            return Break(Exit::Reject(RxeError::INVALID_REQUEST));
         }
-        Next::Stage(Stage::CheckOpValid)
+        Continue(())
     }
 
     /// The QP's remote access rights allow the operation.
-    fn check_op_valid(&self, req: &Incoming<'_>) -> Next {
+    fn check_op_valid(&self, req: &Incoming<'_>) -> Flow {
         let placement = flush_placement(req.pkt);
         if !decide::check_op_valid(self.attrs.qp_access_flags, req.mask(), placement) {
-            return Next::Reject(RxeError::INVALID_REQUEST);
+            return Break(Exit::Reject(RxeError::INVALID_REQUEST));
         }
-        Next::Stage(Stage::CheckResource)
+        Continue(())
     }
 
     /// A responder resource for a read, an atomic or an atomic write; a receive WQE for a send
     /// or a write with immediate (none: RNR NAK on RC, dropped otherwise); a datagram must
     /// fit its receive buffer with the GRH (which lands with the payload, in `land_payload`).
-    fn check_resource(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
+    fn check_resource(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Flow {
         let mask = req.mask();
         if !decide::has_rd_atomic_resource(mask, self.attrs.max_dest_rd_atomic) {
-            return Next::Fail(RxeError::INVALID_REQUEST);
+            return Break(Exit::Fail(RxeError::INVALID_REQUEST));
         }
         if !mask.contains(Mask::RWR) || self.resp.recv.is_some() {
-            return Next::Stage(Stage::CheckLength);
+            return Continue(());
         }
         match qp.take_recv_wqe(self) {
             Some(recv) => self.resp.recv = Some(recv),
@@ -297,7 +286,7 @@ impl Engine {
                     let timer = self.attrs.min_rnr_timer;
                     qp.send_ack(self, out, Syndrome::RnrNak { timer }, req.bth().psn);
                 }
-                return Next::Done;
+                return Break(Exit::Done);
             }
         }
         if matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
@@ -306,14 +295,14 @@ impl Engine {
             let recv_len = self.resp.recv.as_ref().map_or(0, |r| r.wqe.length);
             if !decide::ud_fits(req.pkt.payload().len() as u32, recv_len) {
                 qp.abandon_recv(self, IB_WC_REM_INV_REQ_ERR);
-                return Next::Done;
+                return Break(Exit::Done);
             }
         }
-        Next::Stage(Stage::CheckLength)
+        Continue(())
     }
 
     /// RC and UC: packet sizes against the MTU, the RETH length against what the IBA allows.
-    fn check_length(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Next {
+    fn check_length(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         if qp.connected() {
             let reth_len = req.pkt.header::<Reth>().map(|r| r.len);
             let payload_len = req.pkt.payload().len() as u32;
@@ -323,30 +312,30 @@ impl Engine {
                 self.mtu(qp.dev.active_mtu_bytes()),
                 reth_len,
             ) {
-                return self.length_error(qp);
+                return Break(self.length_error(qp));
             }
         }
-        Next::Stage(Stage::CheckRkey)
+        Continue(())
     }
 
     /// `RESPST_ERR_LENGTH`: on RC class C (NAK invalid request, the receive WQE completes
     /// `REM_INV_REQ_ERR`, QP to error); on UC the message is forgotten and dropped to its end,
     /// its receive WQE completed `REM_INV_REQ_ERR` (SRQ, class E) or reused (RQ, class D).
-    fn length_error(&mut self, qp: &QpShared) -> Next {
+    fn length_error(&mut self, qp: &QpShared) -> Exit {
         if qp.qp_type != QpType::Rc {
             self.resp.opcode = None;
             self.resp.write = None;
         }
-        Next::Reject(RxeError::INVALID_REQUEST)
+        Exit::Reject(RxeError::INVALID_REQUEST)
     }
 
     /// The MR (or window) a RETH or an atomic names, with the rights the operation needs: a
-    /// write's target is set up, a read's and an atomic's kept for [`Stage::Execute`].
-    fn check_rkey(&mut self, qp: &QpShared, req: &mut Incoming<'_>) -> Next {
+    /// write's target is set up, a read's and an atomic's kept for [`Engine::execute`].
+    fn check_rkey(&mut self, qp: &QpShared, req: &mut Incoming<'_>) -> Flow {
         let mask = req.mask();
         if mask.contains(Mask::RETH) {
             let Some(reth) = req.pkt.header::<Reth>() else {
-                return Next::Done;
+                return Break(Exit::Done);
             };
             let need = decide::required_access(mask, flush_placement(req.pkt));
             // A flush of the whole MR names no range (`IB_FLUSH_MR`).
@@ -362,7 +351,7 @@ impl Engine {
                 match qp.lookup_remote(reth.rkey, need, reth.va, len) {
                     Some((mr, va)) => (Some(mr), va),
                     // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
-                    None => return Next::Reject(RxeError::REMOTE_ACCESS),
+                    None => return Break(Exit::Reject(RxeError::REMOTE_ACCESS)),
                 }
             };
             if mask.contains(Mask::READ) {
@@ -378,17 +367,17 @@ impl Engine {
         }
         if mask.contains(Mask::ATOMIC) {
             let Some(at) = req.pkt.header::<Atmeth>() else {
-                return Next::Done;
+                return Break(Exit::Done);
             };
             if at.va % 8 != 0 {
-                return Next::Fail(RxeError::INVALID_REQUEST);
+                return Break(Exit::Fail(RxeError::INVALID_REQUEST));
             }
             let Some(target) = qp.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8) else {
-                return Next::Fail(RxeError::REMOTE_ACCESS);
+                return Break(Exit::Fail(RxeError::REMOTE_ACCESS));
             };
             req.atomic = Some(target);
         }
-        Next::Stage(Stage::Execute)
+        Continue(())
     }
 
     /// Carries the request out: a read starts its replies (sent by later steps), an atomic
@@ -400,12 +389,12 @@ impl Engine {
         rcu: &rcu::Guard,
         out: &mut Outbox,
         req: &mut Incoming<'_>,
-    ) -> Next {
+    ) -> Flow<bool> {
         let (mask, psn) = (req.mask(), req.bth().psn);
         let rxe = &*qp.dev;
         if let Some((mr, va)) = req.read.take() {
             let Some(reth) = req.pkt.header::<Reth>() else {
-                return Next::Done;
+                return Break(Exit::Done);
             };
             // C rxe_prepare_res: the read is recorded for its duplicates, by its RETH.
             let res = Resource::read(
@@ -420,24 +409,24 @@ impl Engine {
             // (`ack_psn` stays: C moves it for every request executed but a read.)
             self.resp.psn = psn_add(res.last_psn, 1);
             self.resp.opcode = None;
-            return Next::Done;
+            return Break(Exit::Done);
         }
         if let Some((mr, va)) = req.atomic.take() {
             let Some(at) = req.pkt.header::<Atmeth>() else {
-                return Next::Done;
+                return Break(Exit::Done);
             };
             let compare =
                 (req.bth().opcode & 0x1f == opcode::RC_COMPARE_SWAP).then_some(at.compare);
             let orig = match mr.atomic(rcu, va, compare, at.swap_add) {
                 Ok(orig) => orig,
-                Err(e) => return Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())),
+                Err(e) => return Break(Exit::Fail(RxeError::REMOTE_ACCESS.because(e.into()))),
             };
             let res = Resource::single(psn, Kind::Atomic { orig });
             self.resp.resources.record(res);
             req.orig = Some(orig);
         }
-        if let Err(next) = self.land_payload(qp, rcu, req) {
-            return next;
+        if let Err(exit) = self.land_payload(qp, rcu, req) {
+            return Break(exit);
         }
         // SEND_WITH_INV: invalidate the rkey it names. Class J error, as C: the receive WQE
         // completes with REM_INV_REQ_ERR, the request is acknowledged (no NAK: C's
@@ -452,18 +441,14 @@ impl Engine {
                 }
                 self.resp.write = None;
                 qp.to_error(self, None);
-                return Next::Done;
+                return Break(Exit::Done);
             }
         }
         self.resp.psn = psn_add(psn, 1);
         self.resp.ack_psn = self.resp.psn;
-        if mask.contains(Mask::END) {
-            self.resp.opcode = None;
-            Next::Stage(Stage::Complete)
-        } else {
-            self.resp.opcode = Some(req.bth().opcode);
-            Next::Stage(Stage::Acknowledge)
-        }
+        let end = mask.contains(Mask::END);
+        self.resp.opcode = if end { None } else { Some(req.bth().opcode) };
+        Continue(end)
     }
 
     /// The payload of a send (into the receive WQE), a write or an atomic write (into the
@@ -473,7 +458,7 @@ impl Engine {
         qp: &QpShared,
         rcu: &rcu::Guard,
         req: &Incoming<'_>,
-    ) -> core::result::Result<(), Next> {
+    ) -> core::result::Result<(), Exit> {
         let payload = req.pkt.payload();
         let mask = req.mask();
         if mask.contains(Mask::SEND) && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
@@ -497,11 +482,11 @@ impl Engine {
                     } else {
                         e
                     };
-                    Next::Fail(e.on_receive())
+                    Exit::Fail(e.on_receive())
                 })?;
         } else if mask.contains(Mask::SEND) {
             qp.recv_data(self, rcu, None, payload)
-                .map_err(|(_, e)| Next::Fail(e.on_receive()))?;
+                .map_err(|(_, e)| Exit::Fail(e.on_receive()))?;
         } else if mask.contains(Mask::ATOMIC_WRITE) {
             // IBA oA19-28: exactly 8 bytes, to an aligned address.
             let w = self
@@ -509,10 +494,10 @@ impl Engine {
                 .write
                 .as_ref()
                 .filter(|w| payload.len() == 8 && w.resid == 8 && w.va % 8 == 0)
-                .ok_or(Next::Fail(RxeError::INVALID_REQUEST))?;
-            let mr = w.mr.as_ref().ok_or(Next::Fail(RxeError::REMOTE_ACCESS))?;
+                .ok_or(Exit::Fail(RxeError::INVALID_REQUEST))?;
+            let mr = w.mr.as_ref().ok_or(Exit::Fail(RxeError::REMOTE_ACCESS))?;
             mr.write_parts(rcu, w.va, payload)
-                .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
+                .map_err(|e| Exit::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
         } else if mask.contains(Mask::WRITE) {
             // The payload against what the write still expects.
             let mtu = self.mtu(qp.dev.active_mtu_bytes());
@@ -530,11 +515,11 @@ impl Engine {
                 .write
                 .as_mut()
                 .filter(|w| len <= w.resid)
-                .ok_or(Next::Fail(RxeError::INVALID_REQUEST))?;
+                .ok_or(Exit::Fail(RxeError::INVALID_REQUEST))?;
             if !payload.is_empty() {
-                let mr = w.mr.as_ref().ok_or(Next::Fail(RxeError::REMOTE_ACCESS))?;
+                let mr = w.mr.as_ref().ok_or(Exit::Fail(RxeError::REMOTE_ACCESS))?;
                 mr.write_parts(rcu, w.va, payload)
-                    .map_err(|e| Next::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
+                    .map_err(|e| Exit::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
                 w.va += u64::from(len);
                 w.resid -= len;
             }
@@ -544,7 +529,7 @@ impl Engine {
 
     /// The end of a message: the MSN moves on, and a send or a write with immediate completes
     /// its receive WQE.
-    fn complete(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Next {
+    fn complete(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         let mask = req.mask();
         self.resp.msn = self.resp.msn.wrapping_add(1);
         if mask.contains(Mask::COMP) || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT)) {
@@ -558,20 +543,20 @@ impl Engine {
             // whose completion was lost.
             if !qp.complete_recv(self, req.pkt, IB_WC_SUCCESS, net_type) {
                 self.resp.write = None;
-                return Next::Done;
+                return Break(Exit::Done);
             }
         }
         self.resp.write = None;
-        Next::Stage(Stage::Acknowledge)
+        Continue(())
     }
 
     /// RC: the answer to an executed request. A FLUSH or an ATOMIC WRITE is answered with a
     /// zero-length READ RESPONSE ONLY and recorded, so that a duplicate is answered again (C
     /// `rxe_prepare_res`); an atomic with its original value; anything else with an ACK if it
     /// asked for one.
-    fn acknowledge(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Next {
+    fn acknowledge(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) {
         if qp.qp_type != QpType::Rc {
-            return Next::Done;
+            return;
         }
         let (mask, psn) = (req.mask(), req.bth().psn);
         match decide::reply(mask, req.bth().ack_req) {
@@ -592,7 +577,6 @@ impl Engine {
             }
             Reply::None => {}
         }
-        Next::Done
     }
 }
 
