@@ -191,7 +191,7 @@ impl Engine {
         Ok(idx)
     }
 
-    /// Fences: a LOCAL_INV waits until every earlier WQE has completed (IBA 10.6.5.1, made
+    /// C `rxe_wqe_is_fenced`. Fences: a LOCAL_INV waits until every earlier WQE has completed (IBA 10.6.5.1, made
     /// mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic is outstanding
     /// (IBA 10.8.3.3). The completer's next completion runs the requester again (one task).
     fn check_fence(&self, w: &Outgoing) -> Flow {
@@ -209,7 +209,7 @@ impl Engine {
         Continue(())
     }
 
-    /// RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too many packets
+    /// C's window check. RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too many packets
     /// still in the stack (UC and UD have no window).
     fn check_limits(&self, qp: &QpShared) -> Flow {
         let window_end = psn_add(self.comp.psn, MAX_UNACKED_PSNS);
@@ -222,8 +222,8 @@ impl Engine {
         Continue(())
     }
 
-    /// The packet's opcode from the WQE's and the last packet's, its destination, and the
-    /// read/atomic credit a new read, atomic or atomic write takes (none left: wait).
+    /// C `next_opcode` + `check_init_depth`: the packet's opcode from the WQE's and the last
+    /// packet's, its destination, and the read/atomic credit a new read, atomic or atomic write takes (none left: wait).
     fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Flow {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let fits = w.dma.resid <= mtu;
@@ -269,7 +269,8 @@ impl Engine {
         Continue(())
     }
 
-    /// The packet: its BTH, extension headers and the next bytes of the WQE's data, routed.
+    /// C `init_req_packet` + `finish_packet`: the packet, its BTH, extension headers and the
+    /// next bytes of the WQE's data, routed (`None`: a datagram nobody can be sent to, lost).
     fn build(
         &mut self,
         qp: &Arc<QpShared>,
@@ -420,7 +421,8 @@ impl Engine {
         hdrs
     }
 
-    /// The progress of the packet sent: the WQE's PSN range and data cursor, its credit, the
+    /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the progress of the packet sent:
+    /// the WQE's PSN range and data cursor, its credit, the
     /// QP's next PSN and opcode, the next WQE once this one is all out, and (RC) the
     /// retransmit timer.
     fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing) {

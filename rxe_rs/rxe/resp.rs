@@ -192,7 +192,7 @@ impl Engine {
         Continue(())
     }
 
-    /// In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed once; UC: a
+    /// C `check_psn`. In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed once; UC: a
     /// message that lost packets is dropped to its end. A datagram needs its Q_Key instead.
     fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Flow {
         let psn = req.bth().psn;
@@ -249,7 +249,7 @@ impl Engine {
         Continue(())
     }
 
-    /// A connected QP's opcode must continue the message in progress (or start one). On UC a
+    /// C `check_op_seq`: a connected QP's opcode must continue the message in progress (or start one). On UC a
     /// violation is C's class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
     fn check_op_seq(&self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         if qp.connected() && decide::check_op_seq(self.resp.opcode, req.bth().opcode) != OpSeq::Ok {
@@ -258,7 +258,7 @@ impl Engine {
         Continue(())
     }
 
-    /// The QP's remote access rights allow the operation.
+    /// C `check_op_valid`: the QP's remote access rights allow the operation.
     fn check_op_valid(&self, req: &Incoming<'_>) -> Flow {
         let placement = flush_placement(req.pkt);
         if !decide::check_op_valid(self.attrs.qp_access_flags, req.mask(), placement) {
@@ -267,9 +267,10 @@ impl Engine {
         Continue(())
     }
 
-    /// A responder resource for a read, an atomic or an atomic write; a receive WQE for a send
-    /// or a write with immediate (none: RNR NAK on RC, dropped otherwise); a datagram must
-    /// fit its receive buffer with the GRH (which lands with the payload, in `land_payload`).
+    /// C `check_resource`: a responder resource for a read, an atomic or an atomic write; a
+    /// receive WQE for a send or a write with immediate (none: RNR NAK on RC, dropped
+    /// otherwise); a datagram must fit its receive buffer with the GRH (which lands with the
+    /// payload, in `land_payload`).
     fn check_resource(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Flow {
         let mask = req.mask();
         if !decide::has_rd_atomic_resource(mask, self.attrs.max_dest_rd_atomic) {
@@ -301,7 +302,7 @@ impl Engine {
         Continue(())
     }
 
-    /// RC and UC: packet sizes against the MTU, the RETH length against what the IBA allows.
+    /// C `rxe_resp_check_length`. RC and UC: packet sizes against the MTU, the RETH length against what the IBA allows.
     fn check_length(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         if qp.connected() {
             let reth_len = req.pkt.header::<Reth>().map(|r| r.len);
@@ -329,7 +330,7 @@ impl Engine {
         Exit::Reject(RxeError::INVALID_REQUEST)
     }
 
-    /// The MR (or window) a RETH or an atomic names, with the rights the operation needs: a
+    /// C `check_rkey`: the MR (or window) a RETH or an atomic names, with the rights the operation needs: a
     /// write's target is set up, a read's and an atomic's kept for [`Engine::execute`].
     fn check_rkey(&mut self, qp: &QpShared, req: &mut Incoming<'_>) -> Flow {
         let mask = req.mask();
@@ -380,9 +381,9 @@ impl Engine {
         Continue(())
     }
 
-    /// Carries the request out: a read starts its replies (sent by later steps), an atomic
-    /// operates, a send or write lands its payload, a SEND_WITH_INV invalidates its rkey; the
-    /// PSN moves on.
+    /// C `execute`: carries the request out: a read starts its replies (sent by later steps), an
+    /// atomic operates, a send or write lands its payload, a SEND_WITH_INV invalidates its
+    /// rkey; the PSN moves on. `Continue(true)` at the end of a message, which then completes.
     fn execute(
         &mut self,
         qp: &QpShared,
@@ -527,7 +528,7 @@ impl Engine {
         Ok(())
     }
 
-    /// The end of a message: the MSN moves on, and a send or a write with immediate completes
+    /// C `do_complete`: the end of a message: the MSN moves on, and a send or a write with immediate completes
     /// its receive WQE.
     fn complete(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         let mask = req.mask();
@@ -550,7 +551,7 @@ impl Engine {
         Continue(())
     }
 
-    /// RC: the answer to an executed request. A FLUSH or an ATOMIC WRITE is answered with a
+    /// C `acknowledge`. RC: the answer to an executed request. A FLUSH or an ATOMIC WRITE is answered with a
     /// zero-length READ RESPONSE ONLY and recorded, so that a duplicate is answered again (C
     /// `rxe_prepare_res`); an atomic with its original value; anything else with an ACK if it
     /// asked for one.

@@ -218,16 +218,20 @@ impl QpShared {
             return Err(BuildError::Unsendable.into());
         };
         skb.prepare(&route, dst);
-        let ip_len = if ipv6 { 40 } else { 20 };
-        let with_icrc = if by_reference {
-            icrc_in_pieces(&mut skb, ip_len)
-        } else {
-            icrc_in_place(&mut skb, ip_len)
-        };
-        if !with_icrc {
-            return Err(BuildError::Unsendable.into());
-        }
+        // A packet to this device goes to it directly, never on a wire: it needs no ICRC
+        // (`recv::Origin::Loopback`), and its trailer keeps the zeros it was allocated with.
         let loopback = netdev.is_own_mac(&av.dmac);
+        if !loopback {
+            let ip_len = if ipv6 { 40 } else { 20 };
+            let with_icrc = if by_reference {
+                icrc_in_pieces(&mut skb, ip_len)
+            } else {
+                icrc_in_place(&mut skb, ip_len)
+            };
+            if !with_icrc {
+                return Err(BuildError::Unsendable.into());
+            }
+        }
         Ok(OutPacket {
             skb: skb.into_skb(),
             loopback,
@@ -249,7 +253,7 @@ impl QpShared {
                 // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
                 if let Some(dev) = self.dev.device::<RxeDev>() {
-                    recv::receive_on(dev, skb);
+                    recv::receive_on(dev, skb, recv::Origin::Loopback);
                 }
             } else {
                 self.skbs_out.fetch_add(1, Ordering::SeqCst);
