@@ -191,9 +191,10 @@ impl Engine {
         Ok(idx)
     }
 
-    /// C `rxe_wqe_is_fenced`. Fences: a LOCAL_INV waits until every earlier WQE has completed (IBA 10.6.5.1, made
-    /// mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic is outstanding
-    /// (IBA 10.8.3.3). The completer's next completion runs the requester again (one task).
+    /// C `rxe_wqe_is_fenced`. Fences: a LOCAL_INV waits until every earlier WQE has completed
+    /// (IBA 10.6.5.1, made mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic
+    /// is outstanding (IBA 10.8.3.3). The completer's next completion runs the requester again
+    /// (one task).
     fn check_fence(&self, w: &Outgoing) -> Flow {
         if !w.started {
             let fenced = if w.wqe.opcode == wqe::IB_WR_LOCAL_INV {
@@ -209,8 +210,8 @@ impl Engine {
         Continue(())
     }
 
-    /// C's window check. RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too many packets
-    /// still in the stack (UC and UD have no window).
+    /// C's window check. RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too
+    /// many packets still in the stack (UC and UD have no window).
     fn check_limits(&self, qp: &QpShared) -> Flow {
         let window_end = psn_add(self.comp.psn, MAX_UNACKED_PSNS);
         if qp.qp_type == QpType::Rc && psn_diff(self.req.psn, window_end) > 0 {
@@ -223,7 +224,8 @@ impl Engine {
     }
 
     /// C `next_opcode` + `check_init_depth`: the packet's opcode from the WQE's and the last
-    /// packet's, its destination, and the read/atomic credit a new read, atomic or atomic write takes (none left: wait).
+    /// packet's, its destination, and the read/atomic credit a new read, atomic or atomic write
+    /// takes (none left: wait).
     fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Flow {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let fits = w.dma.resid <= mtu;
@@ -421,10 +423,9 @@ impl Engine {
         hdrs
     }
 
-    /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the progress of the packet sent:
-    /// the WQE's PSN range and data cursor, its credit, the
-    /// QP's next PSN and opcode, the next WQE once this one is all out, and (RC) the
-    /// retransmit timer.
+    /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the progress of the packet sent: the
+    /// WQE's PSN range and data cursor, its credit, the QP's next PSN and opcode, the next WQE once
+    /// this one is all out, and (RC) the retransmit timer.
     fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing) {
         let (mask, psn, npsn) = (w.mask, w.psn, w.npsn);
         let end = mask.contains(Mask::END);

@@ -192,8 +192,9 @@ impl Engine {
         Continue(())
     }
 
-    /// C `check_psn`. In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed once; UC: a
-    /// message that lost packets is dropped to its end. A datagram needs its Q_Key instead.
+    /// C `check_psn`. In sequence goes on; RC: a duplicate is answered again, a PSN ahead NAK'ed
+    /// once; UC: a message that lost packets is dropped to its end. A datagram needs its Q_Key
+    /// instead.
     fn check_psn(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) -> Flow {
         let psn = req.bth().psn;
         let rxe = &*qp.dev;
@@ -249,8 +250,8 @@ impl Engine {
         Continue(())
     }
 
-    /// C `check_op_seq`: a connected QP's opcode must continue the message in progress (or start one). On UC a
-    /// violation is C's class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
+    /// C `check_op_seq`: a connected QP's opcode must continue the message in progress (or start
+    /// one). On UC a violation is C's class D1E (a missing LAST) or a MIDDLE/LAST without FIRST.
     fn check_op_seq(&self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         if qp.connected() && decide::check_op_seq(self.resp.opcode, req.bth().opcode) != OpSeq::Ok {
             return Break(Exit::Reject(RxeError::INVALID_REQUEST));
@@ -302,7 +303,8 @@ impl Engine {
         Continue(())
     }
 
-    /// C `rxe_resp_check_length`. RC and UC: packet sizes against the MTU, the RETH length against what the IBA allows.
+    /// C `rxe_resp_check_length`. RC and UC: packet sizes against the MTU, the RETH length against
+    /// what the IBA allows.
     fn check_length(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         if qp.connected() {
             let reth_len = req.pkt.header::<Reth>().map(|r| r.len);
@@ -330,8 +332,8 @@ impl Engine {
         Exit::Reject(RxeError::INVALID_REQUEST)
     }
 
-    /// C `check_rkey`: the MR (or window) a RETH or an atomic names, with the rights the operation needs: a
-    /// write's target is set up, a read's and an atomic's kept for [`Engine::execute`].
+    /// C `check_rkey`: the MR (or window) a RETH or an atomic names, with the rights the operation
+    /// needs: a write's target is set up, a read's and an atomic's kept for [`Engine::execute`].
     fn check_rkey(&mut self, qp: &QpShared, req: &mut Incoming<'_>) -> Flow {
         let mask = req.mask();
         if mask.contains(Mask::RETH) {
@@ -528,8 +530,8 @@ impl Engine {
         Ok(())
     }
 
-    /// C `do_complete`: the end of a message: the MSN moves on, and a send or a write with immediate completes
-    /// its receive WQE.
+    /// C `do_complete`: the end of a message: the MSN moves on, and a send or a write with
+    /// immediate completes its receive WQE.
     fn complete(&mut self, qp: &QpShared, req: &Incoming<'_>) -> Flow {
         let mask = req.mask();
         self.resp.msn = self.resp.msn.wrapping_add(1);
@@ -551,10 +553,10 @@ impl Engine {
         Continue(())
     }
 
-    /// C `acknowledge`. RC: the answer to an executed request. A FLUSH or an ATOMIC WRITE is answered with a
-    /// zero-length READ RESPONSE ONLY and recorded, so that a duplicate is answered again (C
-    /// `rxe_prepare_res`); an atomic with its original value; anything else with an ACK if it
-    /// asked for one.
+    /// C `acknowledge`. RC: the answer to an executed request. A FLUSH or an ATOMIC WRITE is
+    /// answered with a zero-length READ RESPONSE ONLY and recorded, so that a duplicate is answered
+    /// again (C `rxe_prepare_res`); an atomic with its original value; anything else with an ACK if
+    /// it asked for one.
     fn acknowledge(&mut self, qp: &QpShared, out: &mut Outbox, req: &Incoming<'_>) {
         if qp.qp_type != QpType::Rc {
             return;
@@ -949,10 +951,10 @@ impl QpShared {
         Ok(())
     }
 
-    /// A UC message abandoned part-way, or a UD message too big for its buffer: its receive WQE, if it has one, is completed with
-    /// `status` when it came from the SRQ (which it has left) or put back in the RQ
-    /// (`proto::resp::abandon_recv`, C `do_class_d1e_error`). The message's state is the
-    /// caller's.
+    /// A UC message abandoned part-way, or a UD message too big for its buffer: its receive WQE, if
+    /// it has one, is completed with `status` when it came from the SRQ (which it has left) or put
+    /// back in the RQ (`proto::resp::abandon_recv`, C `do_class_d1e_error`). The message's state is
+    /// the caller's.
     fn abandon_recv(&self, eng: &mut Engine, status: WcStatus) {
         let Some(from_srq) = eng.resp.recv.as_ref().map(|r| !r.from_rq) else {
             return;
