@@ -1,14 +1,24 @@
 #!/bin/bash
 # Guest test (--two, either driver): RC ping-pong between two VMs joined by a QEMU socket network.
-# Run on both VMs: B (ROLE=b) is the server, A the client.
+# Run on both VMs: B (ROLE=b) is the server, A the client. B says "ready" on the control channel
+# once its server listens, so A never connects before it, however slowly either VM boots.
 set -u
 . "$(dirname "$0")/lib.sh"
-expect "rdma link add rxe0 ($DRIVER driver)" rdma link add rxe0 type rxe netdev eth0
+expect "rdma link add rxe0 ($DRIVER driver), IPv4 GID" rxe0_with_gid
+args=(-d rxe0 -g "$GID" -n 100 -s 4096 -c)
 if [ "$ROLE" = b ]; then
-	expect "ibv_rc_pingpong server" ibv_rc_pingpong -d rxe0 -g 1 -n 100 -s 4096 -c
+	spawn_ready 600 "tcp_listening 18515" /tmp/server.log ibv_rc_pingpong "${args[@]}"
+	server=$SPAWNED_PID
+	expect "ibv_rc_pingpong server listening (TCP 18515)" tcp_listening 18515
+	expect "told the client" peer_tell ready
+	[ "$failures" = 0 ] || kill "$server" 2>/dev/null
+	wait "$server"
+	rc=$?
+	sed 's/^/[server] /' /tmp/server.log
+	expect "ibv_rc_pingpong server" test "$rc" = 0
 else
-	for _ in $(seq 30); do ping -c1 -W1 "$PEER_IP" >/dev/null 2>&1 && break; done
-	sleep 2
-	expect "ibv_rc_pingpong client to $PEER_IP" ibv_rc_pingpong -d rxe0 -g 1 -n 100 -s 4096 -c "$PEER_IP"
+	expect "control channel listening (TCP $PEER_PORT)" peer_listen
+	expect "server on $PEER_IP ready" peer_hear ready 600
+	expect "ibv_rc_pingpong client to $PEER_IP" ibv_rc_pingpong "${args[@]}" "$PEER_IP"
 fi
 summary
