@@ -17,27 +17,26 @@ setup() {
 check "netns rxaf + veth, rxe-rs on both ends" setup
 gid0=$(gid_ipv4 rxa0); gid1=$(gid_ipv4 rxa1)
 check "fault injector loaded (one in 7 transmit skbs fails)" insmod "$ko" every=7
-bw_ready="ip netns exec rxaf ss -Htln sport = :18515 | grep -q ."
 for t in rc uc; do
-	check "ibv_${t}_pingpong -c 500 x 4 KiB" serve "$T" "sleep 2" \
+	check "ibv_${t}_pingpong -c 500 x 4 KiB" serve "$T" "tcp_listening 18515 rxaf" \
 		ip netns exec rxaf ibv_${t}_pingpong -d rxa1 -g "$gid1" -n 500 -s 4096 -c -- \
 		ibv_${t}_pingpong -d rxa0 -g "$gid0" -n 500 -s 4096 -c 10.21.0.2
 done
-check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024" serve "$T" "sleep 2" \
+check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024" serve "$T" "tcp_listening 18515 rxaf" \
 	ip netns exec rxaf ibv_rc_pingpong -d rxa1 -g "$gid1" -n 100 -s 65536 -m 1024 -c -- \
 	ibv_rc_pingpong -d rxa0 -g "$gid0" -n 100 -s 65536 -m 1024 -c 10.21.0.2
-check "ibv_ud_pingpong -c 500 x 1 KiB" serve "$T" "sleep 2" \
+check "ibv_ud_pingpong -c 500 x 1 KiB" serve "$T" "tcp_listening 18515 rxaf" \
 	ip netns exec rxaf ibv_ud_pingpong -d rxa1 -g "$gid1" -n 500 -s 1024 -c -- \
 	ibv_ud_pingpong -d rxa0 -g "$gid0" -n 500 -s 1024 -c 10.21.0.2
-check "ibv_srq_pingpong -c 200 x 4 KiB" serve "$T" "sleep 2" \
+check "ibv_srq_pingpong -c 200 x 4 KiB" serve "$T" "tcp_listening 18515 rxaf" \
 	ip netns exec rxaf ibv_srq_pingpong -d rxa1 -g "$gid1" -n 200 -s 4096 -c -- \
 	ibv_srq_pingpong -d rxa0 -g "$gid0" -n 200 -s 4096 -c 10.21.0.2
 for bw in write read send; do
-	check "ib_${bw}_bw 200 x 64 KiB" serve "$T" "$bw_ready" \
+	check "ib_${bw}_bw 200 x 64 KiB" serve "$T" "tcp_listening 18515 rxaf" \
 		ip netns exec rxaf ib_${bw}_bw -d rxa1 -x "$gid1" -s 65536 -n 200 -F -- \
 		ib_${bw}_bw -d rxa0 -x "$gid0" -s 65536 -n 200 -F 10.21.0.2
 done
-check "ib_atomic_bw 500 fetch-and-add" serve "$T" "$bw_ready" \
+check "ib_atomic_bw 500 fetch-and-add" serve "$T" "tcp_listening 18515 rxaf" \
 	ip netns exec rxaf ib_atomic_bw -d rxa1 -x "$gid1" -n 500 -F -- \
 	ib_atomic_bw -d rxa0 -x "$gid0" -n 500 -F 10.21.0.2
 failed=$(cat /sys/module/rxe_rs_skbfail/parameters/failed)

@@ -25,11 +25,11 @@ setup() {
 }
 check "netns rxel + veth (netem loss 5% reorder 10% duplicate 1%)" setup
 gid0=$(gid_ipv4 rxl0); gid1=$(gid_ipv4 rxl1)
-check "ibv_rc_pingpong -c 500 x 4 KiB, lossy" serve "$T" "sleep 2" \
+check "ibv_rc_pingpong -c 500 x 4 KiB, lossy" serve "$T" "tcp_listening 18515 rxel" \
 	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 500 -s 4096 -c -- \
 	ibv_rc_pingpong -d rxl0 -g "$gid0" -n 500 -s 4096 -c 10.20.0.2
 if [ "${1:-}" != quick ]; then
-check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024, lossy" serve "$T" "sleep 2" \
+check "ibv_rc_pingpong -c 100 x 64 KiB mtu 1024, lossy" serve "$T" "tcp_listening 18515 rxel" \
 	ip netns exec rxel ibv_rc_pingpong -d rxl1 -g "$gid1" -n 100 -s 65536 -m 1024 -c -- \
 	ibv_rc_pingpong -d rxl0 -g "$gid0" -n 100 -s 65536 -m 1024 -c 10.20.0.2
 check "ib_write_bw 200 x 64 KiB, lossy" serve "$T" "ip netns exec rxel ss -Htln sport = :18515 | grep -q ." \

@@ -6,10 +6,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 check "rdma link add rxe0" rdma link add rxe0 type rxe netdev eth0
 check "prof_reset (the plugin answers)" prof_reset
-ibv_rc_pingpong -d rxe0 -g 1 -n 50 -s 4096 -c >/tmp/srv.log 2>&1 &
-sleep 1
+spawn_ready 300 "tcp_listening 18515" /tmp/srv.log ibv_rc_pingpong -d rxe0 -g 1 -n 50 -s 4096 -c
 check "ibv_rc_pingpong -c loopback, 50 x 4 KiB" ibv_rc_pingpong -d rxe0 -g 1 -n 50 -s 4096 -c localhost
-check "  server side finished too" wait $!
+check "  server side finished too" wait "$SPAWNED_PID"
 check "prof_dump prof-smoke (counts and the kernel's symbols)" prof_dump prof-smoke
 check "  both saved, not empty" test -s /src/rxe-rs/.build/insn-prof/prof-smoke.counts -a \
 	-s /src/rxe-rs/.build/insn-prof/prof-smoke.syms
