@@ -44,9 +44,9 @@ perf() {
 	case $t in *_rate) col=5 ;; esac # MsgRate[Mpps]
 	gid=$(gid_ipv4 rxe0)
 	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
-	# Server on CPU 0, client on CPU 1, the same placement every run. (Latency under TCG is
-	# bimodal per boot all the same: a busy-polling peer sees a completion when TCG switches to
-	# its vCPU, at the next interrupt; see Documentation/data-path.md, "Latency under TCG".)
+	# Server on CPU 0, client on CPU 1, the same placement every run. (With the vCPUs in turn,
+	# MTTCG=0, latency is bimodal per boot all the same: a busy-polling peer sees a completion
+	# when TCG switches to its vCPU; see Documentation/data-path.md, "Latency under TCG".)
 	# shellcheck disable=SC2086 # the CPU prefixes are words or nothing
 	serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" -- \
 		$CLIENT_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
