@@ -115,8 +115,55 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<(Dest, Tr
     Some((Dest::Qp(qp), transport, is_request))
 }
 
+/// User QPs a looped-back packet was queued to, whose tasks the sender runs once its packets
+/// are all delivered ([`QpShared::transmit`]), in place of a trip through the workqueue.
+pub(crate) struct Receivers {
+    qps: [Option<Arc<QpShared>>; 2],
+}
+
+impl Receivers {
+    pub(crate) fn new() -> Self {
+        Self { qps: [None, None] }
+    }
+
+    /// Takes `qp` to run; `false` if it may not run inline (a kernel QP: its ULP's handlers
+    /// keep the context they are called in) or there is no room (it is then scheduled).
+    fn take(&mut self, qp: &Arc<QpShared>) -> bool {
+        if !qp.is_user {
+            return false;
+        }
+        for slot in &mut self.qps {
+            match slot {
+                Some(held) if Arc::ptr_eq(held, qp) => return true,
+                Some(_) => {}
+                None => {
+                    *slot = Some(qp.clone());
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The QPs taken, once each.
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Arc<QpShared>> + '_ {
+        self.qps.iter_mut().filter_map(Option::take)
+    }
+}
+
 /// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`).
 pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin) {
+    receive_into(dev, skb, origin, None);
+}
+
+/// [`receive_on`]; with `receivers`, a QP the packet is queued to is left for the caller to run
+/// when [`Receivers`] takes it, rather than scheduled.
+pub(crate) fn receive_into(
+    dev: &Device<RxeDev>,
+    skb: SkBuff,
+    origin: Origin,
+    receivers: Option<&mut Receivers>,
+) {
     let Some((dest, transport, is_request)) = check(dev, &skb, origin) else {
         return;
     };
@@ -126,7 +173,7 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin) {
         .shared()
         .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.len());
     match dest {
-        Dest::Qp(qp) => deliver(&qp, is_request, skb),
+        Dest::Qp(qp) => deliver(&qp, is_request, skb, receivers),
         Dest::Multicast(mgid) => {
             // Dropped if no group has the address.
             let Some(members) = dev.data().mcast().members(&mgid) else {
@@ -144,12 +191,12 @@ pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin) {
                 }
                 if let Some(p) = prev.replace(qp) {
                     if let Some(copy) = skb.copy() {
-                        deliver(&p, is_request, copy);
+                        deliver(&p, is_request, copy, None);
                     }
                 }
             }
             if let Some(last) = prev {
-                deliver(&last, is_request, skb);
+                deliver(&last, is_request, skb, None);
             }
         }
     }
@@ -162,8 +209,9 @@ pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
     Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()
 }
 
-/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task.
-fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff) {
+/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task,
+/// unless `receivers` takes it to run.
+fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, receivers: Option<&mut Receivers>) {
     let queue = if is_request {
         &qp.req_pkts
     } else {
@@ -178,7 +226,7 @@ fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff) {
         return;
     }
     // A QP being destroyed has closed its queues: the packet is dropped, not left behind.
-    if queue.push(skb) {
+    if queue.push(skb) && !receivers.is_some_and(|r| r.take(qp)) {
         qp.kick_deferred();
     }
 }

@@ -239,8 +239,10 @@ impl QpShared {
     }
 
     /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
-    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it.
-    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox) {
+    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it. With `run`, the
+    /// user QPs that looped-back packets went to then run here if idle (see [`Run`]).
+    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox, run: Run) {
+        let mut receivers = recv::Receivers::new();
         for pkt in packets.drain() {
             let rxe = &*self.dev;
             rxe.count(Counter::SentPkts);
@@ -253,7 +255,8 @@ impl QpShared {
                 // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
                 if let Some(dev) = self.dev.device::<RxeDev>() {
-                    recv::receive_on(dev, skb, recv::Origin::Loopback);
+                    let receivers = (run == Run::Outer).then_some(&mut receivers);
+                    recv::receive_into(dev, skb, recv::Origin::Loopback, receivers);
                 }
             } else {
                 self.skbs_out.fetch_add(1, Ordering::SeqCst);
@@ -263,12 +266,19 @@ impl QpShared {
                 }
             }
         }
+        for qp in receivers.drain() {
+            match qp.task.request() {
+                Request::RunInline => qp.run(Run::Nested),
+                Request::Enqueue => qp.enqueue(),
+                Request::Pending | Request::Dead => {}
+            }
+        }
     }
 
     /// Work arrived from process context (a doorbell, `modify_qp`): run now if idle.
     pub(crate) fn kick(self: &Arc<Self>) {
         match self.task.request() {
-            Request::RunInline => with_bh_disabled(|| self.run()),
+            Request::RunInline => with_bh_disabled(|| self.run(Run::Outer)),
             Request::Enqueue => self.enqueue(),
             Request::Pending | Request::Dead => {}
         }
@@ -287,12 +297,13 @@ impl QpShared {
         let _ = workqueue::system_bh().enqueue(self.clone());
     }
 
-    /// Runs the machines until nothing is left to do, the budget is spent or a tick passed.
-    fn run(self: &Arc<Self>) {
+    /// Runs the machines until nothing is left to do, the budget is spent or a tick passed
+    /// (bottom halves disabled).
+    fn run(self: &Arc<Self>, run: Run) {
         let mut budget = BUDGET;
         let start = jiffies();
         loop {
-            if self.step() {
+            if self.step(run) {
                 budget -= 1;
                 if budget > 0 && jiffies().wrapping_sub(start) < RUN_JIFFIES {
                     continue;
@@ -314,7 +325,7 @@ impl QpShared {
     }
 
     /// One step of each machine; whether any made progress.
-    fn step(self: &Arc<Self>) -> bool {
+    fn step(self: &Arc<Self>, run: Run) -> bool {
         let mut out = Outbox::new();
         let progress = {
             let rcu = rcu::read_lock();
@@ -324,7 +335,7 @@ impl QpShared {
             progress |= eng.requester(self, &rcu, &mut out);
             progress
         };
-        self.transmit(&mut out);
+        self.transmit(&mut out, run);
         progress
     }
 
@@ -359,6 +370,18 @@ impl QpShared {
     }
 }
 
+/// Which run a step belongs to. A looped-back packet to an idle user QP is handled by a run of
+/// that QP nested in the sender's ([`Run::Nested`]), on this CPU, as the workqueue would have
+/// (BH work runs where it is queued), without the trip through it. Nested runs nest no further:
+/// what they loop back (acknowledgements, replies) is scheduled. C schedules every one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Run {
+    /// A doorbell's run or the work item's.
+    Outer,
+    /// A run inside another QP's [`QpShared::transmit`].
+    Nested,
+}
+
 /// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
 /// opcode has no such header or it does not fit.
 fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
@@ -375,7 +398,7 @@ impl WorkItem for QpShared {
 
     fn run(this: Arc<QpShared>) {
         if this.task.start_queued() {
-            this.run();
+            this.run(Run::Outer);
         }
     }
 }
