@@ -115,55 +115,75 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<(Dest, Tr
     Some((Dest::Qp(qp), transport, is_request))
 }
 
-/// User QPs a looped-back packet was queued to, whose tasks the sender runs once its packets
-/// are all delivered ([`QpShared::transmit`]), in place of a trip through the workqueue.
-pub(crate) struct Receivers {
-    qps: [Option<Arc<QpShared>>; 2],
+/// User QPs that looped-back packets were queued to, for the context that sent them to run when
+/// its own run is over (`QpShared::run_here`), in place of a trip through the workqueue each.
+pub(crate) struct Woken {
+    /// A queue: `len` QPs from `head` on, around.
+    qps: [Option<Arc<QpShared>>; 4],
+    head: usize,
+    len: usize,
 }
 
-impl Receivers {
+impl Woken {
     pub(crate) fn new() -> Self {
-        Self { qps: [None, None] }
+        Self {
+            qps: [None, None, None, None],
+            head: 0,
+            len: 0,
+        }
     }
 
-    /// Takes `qp` to run; `false` if it may not run inline (a kernel QP: its ULP's handlers
-    /// keep the context they are called in) or there is no room (it is then scheduled).
+    /// Takes `qp` to run; `false` if it may not run here (a kernel QP: its ULP's completion
+    /// handlers keep being called from the workqueue) or there is no room (it is then
+    /// scheduled).
     fn take(&mut self, qp: &Arc<QpShared>) -> bool {
         if !qp.is_user {
             return false;
         }
-        for slot in &mut self.qps {
-            match slot {
-                Some(held) if Arc::ptr_eq(held, qp) => return true,
-                Some(_) => {}
-                None => {
-                    *slot = Some(qp.clone());
-                    return true;
-                }
-            }
+        let n = self.qps.len();
+        if (0..self.len).any(|i| {
+            self.qps[(self.head + i) % n]
+                .as_ref()
+                .is_some_and(|held| Arc::ptr_eq(held, qp))
+        }) {
+            return true;
         }
-        false
+        if self.len == n {
+            return false;
+        }
+        self.qps[(self.head + self.len) % n] = Some(qp.clone());
+        self.len += 1;
+        true
     }
 
-    /// The QPs taken, once each.
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Arc<QpShared>> + '_ {
-        self.qps.iter_mut().filter_map(Option::take)
+    /// The QP taken first of those left.
+    pub(crate) fn pop(&mut self) -> Option<Arc<QpShared>> {
+        if self.len == 0 {
+            return None;
+        }
+        let qp = self.qps[self.head].take();
+        self.head = (self.head + 1) % self.qps.len();
+        self.len -= 1;
+        qp
     }
+}
+
+/// How the QP a packet is queued to learns of it.
+pub(crate) enum Wake<'a> {
+    /// Its task is scheduled.
+    Schedule,
+    /// Sent by a QP's run: [`Woken`] takes the QP for the sending context to run, or it is
+    /// scheduled.
+    Collect(&'a mut Woken),
 }
 
 /// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`).
 pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin) {
-    receive_into(dev, skb, origin, None);
+    receive_into(dev, skb, origin, Wake::Schedule);
 }
 
-/// [`receive_on`]; with `receivers`, a QP the packet is queued to is left for the caller to run
-/// when [`Receivers`] takes it, rather than scheduled.
-pub(crate) fn receive_into(
-    dev: &Device<RxeDev>,
-    skb: SkBuff,
-    origin: Origin,
-    receivers: Option<&mut Receivers>,
-) {
+/// [`receive_on`], telling the QP the packet goes to as `wake` says.
+pub(crate) fn receive_into(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin, wake: Wake<'_>) {
     let Some((dest, transport, is_request)) = check(dev, &skb, origin) else {
         return;
     };
@@ -173,7 +193,7 @@ pub(crate) fn receive_into(
         .shared()
         .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.len());
     match dest {
-        Dest::Qp(qp) => deliver(&qp, is_request, skb, receivers),
+        Dest::Qp(qp) => deliver(&qp, is_request, skb, wake),
         Dest::Multicast(mgid) => {
             // Dropped if no group has the address.
             let Some(members) = dev.data().mcast().members(&mgid) else {
@@ -191,12 +211,12 @@ pub(crate) fn receive_into(
                 }
                 if let Some(p) = prev.replace(qp) {
                     if let Some(copy) = skb.copy() {
-                        deliver(&p, is_request, copy, None);
+                        deliver(&p, is_request, copy, Wake::Schedule);
                     }
                 }
             }
             if let Some(last) = prev {
-                deliver(&last, is_request, skb, None);
+                deliver(&last, is_request, skb, Wake::Schedule);
             }
         }
     }
@@ -209,9 +229,9 @@ pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
     Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()
 }
 
-/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task,
-/// unless `receivers` takes it to run.
-fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, receivers: Option<&mut Receivers>) {
+/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and wakes its task as
+/// `wake` says.
+fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, wake: Wake<'_>) {
     let queue = if is_request {
         &qp.req_pkts
     } else {
@@ -226,7 +246,14 @@ fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, receivers: Option<
         return;
     }
     // A QP being destroyed has closed its queues: the packet is dropped, not left behind.
-    if queue.push(skb) && !receivers.is_some_and(|r| r.take(qp)) {
+    if !queue.push(skb) {
+        return;
+    }
+    let taken = match wake {
+        Wake::Collect(woken) => woken.take(qp),
+        Wake::Schedule => false,
+    };
+    if !taken {
         qp.kick_deferred();
     }
 }

@@ -7,7 +7,9 @@
 //! Scheduling ([`crate::proto::task::TaskState`]): a doorbell runs the task inline when it is
 //! idle (no trip through a workqueue, unlike the C driver, whose latency in our VM sits on
 //! scheduler ticks); received packets and timers defer to the BH workqueue, the modern tasklet:
-//! the engine never sleeps, and BH work runs on the softirq exit of the CPU that queued it.
+//! the engine never sleeps, and BH work runs on the softirq exit of the CPU that queued it. The
+//! user QPs a run's looped-back packets go to run next in the same context
+//! ([`QpShared::run_here`]).
 
 /// Steps a run may take before it yields to the workqueue (`RXE_MAX_ITERATIONS` in C is 1024).
 const BUDGET: u32 = 256;
@@ -20,6 +22,9 @@ const BUDGET: u32 = 256;
 /// one step; a short burst (a doorbell's WQE, its first packets) then runs through before the
 /// packets it looped back are taken.
 const RUN_JIFFIES: u64 = 2;
+/// Runs one context does in turn: its own and those of the QPs its looped-back packets woke
+/// ([`QpShared::run_here`]).
+const LOCAL_RUNS: u32 = 8;
 
 use super::{
     counters::Counter,
@@ -239,10 +244,9 @@ impl QpShared {
     }
 
     /// Sends built packets (outside the engine lock: a looped-back packet may be for this QP).
-    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it. With `run`, the
-    /// user QPs that looped-back packets went to then run here if idle (see [`Run`]).
-    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox, run: Run) {
-        let mut receivers = recv::Receivers::new();
+    /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it. `woken` takes
+    /// the user QPs looped-back packets go to ([`QpShared::run_here`]).
+    pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox, woken: &mut recv::Woken) {
         for pkt in packets.drain() {
             let rxe = &*self.dev;
             rxe.count(Counter::SentPkts);
@@ -255,8 +259,8 @@ impl QpShared {
                 // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
                 if let Some(dev) = self.dev.device::<RxeDev>() {
-                    let receivers = (run == Run::Outer).then_some(&mut receivers);
-                    recv::receive_into(dev, skb, recv::Origin::Loopback, receivers);
+                    let wake = recv::Wake::Collect(woken);
+                    recv::receive_into(dev, skb, recv::Origin::Loopback, wake);
                 }
             } else {
                 self.skbs_out.fetch_add(1, Ordering::SeqCst);
@@ -266,19 +270,12 @@ impl QpShared {
                 }
             }
         }
-        for qp in receivers.drain() {
-            match qp.task.request() {
-                Request::RunInline => qp.run(Run::Nested),
-                Request::Enqueue => qp.enqueue(),
-                Request::Pending | Request::Dead => {}
-            }
-        }
     }
 
     /// Work arrived from process context (a doorbell, `modify_qp`): run now if idle.
     pub(crate) fn kick(self: &Arc<Self>) {
         match self.task.request() {
-            Request::RunInline => with_bh_disabled(|| self.run(Run::Outer)),
+            Request::RunInline => with_bh_disabled(|| self.run_here()),
             Request::Enqueue => self.enqueue(),
             Request::Pending | Request::Dead => {}
         }
@@ -297,13 +294,39 @@ impl QpShared {
         let _ = workqueue::system_bh().enqueue(self.clone());
     }
 
+    /// The caller became the runner ([`Request::RunInline`], the work item): runs the task,
+    /// then, in the order they were woken, the tasks of the user QPs its looped-back packets
+    /// went to and of those theirs went to, each if idle, as the BH workqueue would have run
+    /// them next on this CPU, without its queueing and dispatch. At most [`LOCAL_RUNS`] runs
+    /// and about [`RUN_JIFFIES`]: the rest is scheduled. C schedules every looped-back packet.
+    fn run_here(self: &Arc<Self>) {
+        let mut woken = recv::Woken::new();
+        let start = jiffies();
+        self.run(&mut woken);
+        let mut runs = 1;
+        while let Some(qp) = woken.pop() {
+            if runs >= LOCAL_RUNS || jiffies().wrapping_sub(start) >= RUN_JIFFIES {
+                qp.kick_deferred();
+                continue;
+            }
+            match qp.task.request() {
+                Request::RunInline => {
+                    runs += 1;
+                    qp.run(&mut woken);
+                }
+                Request::Enqueue => qp.enqueue(),
+                Request::Pending | Request::Dead => {}
+            }
+        }
+    }
+
     /// Runs the machines until nothing is left to do, the budget is spent or a tick passed
     /// (bottom halves disabled).
-    fn run(self: &Arc<Self>, run: Run) {
+    fn run(self: &Arc<Self>, woken: &mut recv::Woken) {
         let mut budget = BUDGET;
         let start = jiffies();
         loop {
-            if self.step(run) {
+            if self.step(woken) {
                 budget -= 1;
                 if budget > 0 && jiffies().wrapping_sub(start) < RUN_JIFFIES {
                     continue;
@@ -325,7 +348,7 @@ impl QpShared {
     }
 
     /// One step of each machine; whether any made progress.
-    fn step(self: &Arc<Self>, run: Run) -> bool {
+    fn step(self: &Arc<Self>, woken: &mut recv::Woken) -> bool {
         let mut out = Outbox::new();
         let progress = {
             let rcu = rcu::read_lock();
@@ -335,7 +358,7 @@ impl QpShared {
             progress |= eng.requester(self, &rcu, &mut out);
             progress
         };
-        self.transmit(&mut out, run);
+        self.transmit(&mut out, woken);
         progress
     }
 
@@ -370,18 +393,6 @@ impl QpShared {
     }
 }
 
-/// Which run a step belongs to. A looped-back packet to an idle user QP is handled by a run of
-/// that QP nested in the sender's ([`Run::Nested`]), on this CPU, as the workqueue would have
-/// (BH work runs where it is queued), without the trip through it. Nested runs nest no further:
-/// what they loop back (acknowledgements, replies) is scheduled. C schedules every one.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Run {
-    /// A doorbell's run or the work item's.
-    Outer,
-    /// A run inside another QP's [`QpShared::transmit`].
-    Nested,
-}
-
 /// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
 /// opcode has no such header or it does not fit.
 fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
@@ -398,7 +409,7 @@ impl WorkItem for QpShared {
 
     fn run(this: Arc<QpShared>) {
         if this.task.start_queued() {
-            this.run(Run::Outer);
+            this.run_here();
         }
     }
 }
