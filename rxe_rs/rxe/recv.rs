@@ -39,7 +39,7 @@ impl PacketReceiver for RxeReceiver {
         if skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).is_err() {
             return;
         }
-        receive_on(&dev, skb, Origin::Wire);
+        receive_on(&dev, skb, Origin::Wire, None);
     }
 }
 
@@ -168,22 +168,14 @@ impl Woken {
     }
 }
 
-/// How the QP a packet is queued to learns of it.
-pub(crate) enum Wake<'a> {
-    /// Its task is scheduled.
-    Schedule,
-    /// Sent by a QP's run: [`Woken`] takes the QP for the sending context to run, or it is
-    /// scheduled.
-    Collect(&'a mut Woken),
-}
-
-/// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`).
-pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin) {
-    receive_into(dev, skb, origin, Wake::Schedule);
-}
-
-/// [`receive_on`], telling the QP the packet goes to as `wake` says.
-pub(crate) fn receive_into(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin, wake: Wake<'_>) {
+/// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`). The QP it is queued to
+/// is scheduled, or, sent by a QP's run, left in `woken` for the sending context to run.
+pub(crate) fn receive_on(
+    dev: &Device<RxeDev>,
+    skb: SkBuff,
+    origin: Origin,
+    woken: Option<&mut Woken>,
+) {
     let Some((dest, transport, is_request)) = check(dev, &skb, origin) else {
         return;
     };
@@ -193,7 +185,7 @@ pub(crate) fn receive_into(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin, wa
         .shared()
         .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.len());
     match dest {
-        Dest::Qp(qp) => deliver(&qp, is_request, skb, wake),
+        Dest::Qp(qp) => deliver(&qp, is_request, skb, woken),
         Dest::Multicast(mgid) => {
             // Dropped if no group has the address.
             let Some(members) = dev.data().mcast().members(&mgid) else {
@@ -211,12 +203,12 @@ pub(crate) fn receive_into(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin, wa
                 }
                 if let Some(p) = prev.replace(qp) {
                     if let Some(copy) = skb.copy() {
-                        deliver(&p, is_request, copy, Wake::Schedule);
+                        deliver(&p, is_request, copy, None);
                     }
                 }
             }
             if let Some(last) = prev {
-                deliver(&last, is_request, skb, Wake::Schedule);
+                deliver(&last, is_request, skb, None);
             }
         }
     }
@@ -229,9 +221,9 @@ pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
     Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()
 }
 
-/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and wakes its task as
-/// `wake` says.
-fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, wake: Wake<'_>) {
+/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task,
+/// unless `woken` takes it.
+fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, woken: Option<&mut Woken>) {
     let queue = if is_request {
         &qp.req_pkts
     } else {
@@ -246,14 +238,7 @@ fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, wake: Wake<'_>) {
         return;
     }
     // A QP being destroyed has closed its queues: the packet is dropped, not left behind.
-    if !queue.push(skb) {
-        return;
-    }
-    let taken = match wake {
-        Wake::Collect(woken) => woken.take(qp),
-        Wake::Schedule => false,
-    };
-    if !taken {
+    if queue.push(skb) && !woken.is_some_and(|w| w.take(qp)) {
         qp.kick_deferred();
     }
 }

@@ -259,8 +259,7 @@ impl QpShared {
                 // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
                 if let Some(dev) = self.dev.device::<RxeDev>() {
-                    let wake = recv::Wake::Collect(woken);
-                    recv::receive_into(dev, skb, recv::Origin::Loopback, wake);
+                    recv::receive_on(dev, skb, recv::Origin::Loopback, Some(&mut *woken));
                 }
             } else {
                 self.skbs_out.fetch_add(1, Ordering::SeqCst);
