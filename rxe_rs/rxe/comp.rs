@@ -118,6 +118,32 @@ impl QpShared {
         }
     }
 
+    /// Whether a completer step would find nothing to do; `false` when unsure. A response
+    /// queued later wakes the task itself; a timeout left set is cleared by a step.
+    pub(crate) fn completer_idle(&self, eng: &Engine) -> bool {
+        if eng.state() != QpState::Rts {
+            return false;
+        }
+        if eng.comp.fault == FaultWait::Waiting {
+            return true;
+        }
+        if eng.comp.paused.is_some() || self.resp_pkts.len() != 0 || eng.comp.timeout {
+            return false;
+        }
+        if !self.sq_has_wqes(eng) {
+            return true;
+        }
+        let state = eng
+            .sq
+            .info_ref(eng.comp.consumer)
+            .map_or(WqeState::Free, |info| info.state);
+        match state {
+            WqeState::Error(_) | WqeState::Done => false,
+            WqeState::Pending => self.qp_type == QpType::Rc,
+            _ => true,
+        }
+    }
+
     /// Acts on a response; `true` if it waits for pages of an ODP MR (nothing of it done but
     /// WQEs it completed already, which it will not complete again).
     fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, skb: &SkBuff) -> bool {

@@ -152,20 +152,10 @@ impl Engine {
             QpState::Sqd => true,
             _ => return Err(false),
         };
-        if self.req.rnr_wait || !out.has_room() {
+        if self.req.rnr_wait || !out.has_room() || !self.has_posted(qp) {
             return Err(false);
         }
         let g = *qp.sq.geometry();
-        let ends = g.ends(
-            QueueType::FromClient,
-            self.comp.consumer,
-            qp.sq.shared_producer(),
-        );
-        // The requester's index must lie in [consumer, producer).
-        let ahead = self.req.wqe_index.get().wrapping_sub(ends.consumer().get()) & g.index_mask();
-        if ahead >= ends.count() {
-            return Err(false);
-        }
         let idx = self.req.wqe_index;
         let (state, started) = self
             .sq
@@ -189,6 +179,29 @@ impl Engine {
             return Err(false);
         }
         Ok(idx)
+    }
+
+    /// Whether the requester's index lies in [consumer, producer): a WQE is posted there.
+    fn has_posted(&self, qp: &QpShared) -> bool {
+        let g = qp.sq.geometry();
+        let ends = g.ends(
+            QueueType::FromClient,
+            self.comp.consumer,
+            qp.sq.shared_producer(),
+        );
+        let ahead = self.req.wqe_index.get().wrapping_sub(ends.consumer().get()) & g.index_mask();
+        ahead < ends.count()
+    }
+
+    /// Whether a requester step would find nothing to do; `false` when unsure. A doorbell, the RNR
+    /// timer or the end of a page fault wakes the task itself.
+    pub(crate) fn requester_idle(&self, qp: &QpShared) -> bool {
+        match self.state() {
+            QpState::Rts => {}
+            QpState::Sqd => return false,
+            _ => return true,
+        }
+        self.req.fault == FaultWait::Waiting || self.req.rnr_wait || !self.has_posted(qp)
     }
 
     /// C `rxe_wqe_is_fenced`. Fences: a LOCAL_INV waits until every earlier WQE has completed

@@ -140,6 +140,16 @@ impl Engine {
         true
     }
 
+    /// Whether a responder step would find nothing to do; `false` when unsure. A packet queued
+    /// later wakes the task itself.
+    pub(crate) fn responder_idle(&self, qp: &QpShared) -> bool {
+        if !matches!(self.state(), QpState::Rtr | QpState::Rts | QpState::Sqd) {
+            return false;
+        }
+        self.resp.fault == FaultWait::Waiting
+            || (self.resp.read.is_none() && self.resp.paused.is_none() && qp.req_pkts.len() == 0)
+    }
+
     /// Runs a request through the stages until one is done with it. `true`: it waits for pages
     /// of an ODP MR, having changed nothing the same stages would not do again.
     fn handle_request(

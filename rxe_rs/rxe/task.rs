@@ -126,6 +126,17 @@ fn icrc_in_pieces(skb: &mut TxSkb, ip_len: usize) -> bool {
     skb.set_icrc(icrc.to_le_bytes())
 }
 
+/// What a step of the machines did.
+enum Stepped {
+    /// No machine made progress.
+    Nothing,
+    /// Progress, and a next step would find nothing to do (work arriving later requests a run
+    /// of its own): the run ends without the step that would find that out.
+    Last,
+    /// Progress, and maybe more to do.
+    More,
+}
+
 impl QpShared {
     /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
     /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
@@ -325,7 +336,7 @@ impl QpShared {
         let mut budget = BUDGET;
         let start = jiffies();
         loop {
-            if self.step(woken) {
+            if let Stepped::More = self.step(woken) {
                 budget -= 1;
                 if budget > 0 && jiffies().wrapping_sub(start) < RUN_JIFFIES {
                     continue;
@@ -346,19 +357,28 @@ impl QpShared {
         }
     }
 
-    /// One step of each machine; whether any made progress.
-    fn step(self: &Arc<Self>, woken: &mut recv::Woken) -> bool {
+    /// One step of each machine.
+    fn step(self: &Arc<Self>, woken: &mut recv::Woken) -> Stepped {
         let mut out = Outbox::new();
-        let progress = {
+        let stepped = {
             let rcu = rcu::read_lock();
             let mut eng = self.eng.lock();
             let mut progress = eng.responder(self, &rcu, &mut out);
             progress |= self.completer(&mut eng, &rcu, &mut out);
             progress |= eng.requester(self, &rcu, &mut out);
-            progress
+            if !progress {
+                Stepped::Nothing
+            } else if eng.responder_idle(self)
+                && self.completer_idle(&eng)
+                && eng.requester_idle(self)
+            {
+                Stepped::Last
+            } else {
+                Stepped::More
+            }
         };
         self.transmit(&mut out, woken);
-        progress
+        stepped
     }
 
     /// Stops the engine for good (`destroy_qp`), waiting for a run in progress.

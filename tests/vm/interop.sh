@@ -21,6 +21,14 @@
 # failed is stopped at once. --pcap: tcpdump of RoCEv2 (UDP 4791, first 128 B of each packet) to
 # /mnt/run/rocev2.pcap (the host's $RXE_CACHE/runs/run.*/{a,b}/, kept with RXE_KEEP_RUN=1).
 # Each side prints ok/FAIL per check and "N passed, M failed"; exits 1 on a failure.
+# A case is run once more, and says so, only when it failed on C's requester stall: C's
+# retransmit timer (67 ms in the pingpongs) fires while the ACK of a whole message is on its
+# way; C rewinds to its oldest unacknowledged PSN, the ACK then moves its completer past the
+# requester, and C neither resends nor arms its timer again (the WQE never completes). It needs
+# only a loaded host, C on both ends shows it too, and the responder's answers are C's (a
+# duplicate SEND is ACKed with the last PSN executed, C9-105). Told apart by the two QPs'
+# PSNs taken while the case hangs: the C side's next send PSN behind the PSN the rs side's
+# responder expects, which no fault of the responder's can produce.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +38,7 @@ T=120 LOSS_T=300 # seconds per case (client, and server); KASAN + lockdep under 
 [ "${VARIANT:-stock}" != debug ] || { T=$((T * 5)); LOSS_T=$((LOSS_T * 5)); }
 ITERS=${ITERS:-100}
 pyd=$(dirname "$0")/py
-case_t=$T port=18600 n=0
+case_t=$T port=18600 n=0 tag=0 again=0 c_stall=0
 other=b
 [ "$ROLE" = a ] || other=a
 drv() { if [ "$1" = "$ROLE" ]; then echo "$DRIVER"; else echo "$PEER_DRIVER"; fi; }
@@ -38,18 +46,23 @@ addr() { if [ "$1" = "$ROLE" ]; then echo "$IP"; else echo "$PEER_IP"; fi; }
 # barrier TAG: both sides have got here.
 barrier() { peer_tell "$1" && peer_hear "$1" "${2:-$T}" >/dev/null; }
 
-# run_case SERVER_ROLE READY SERVER_CMD… -- CLIENT_CMD…: this side's half of case $n (see the top).
+# run_case SERVER_ROLE READY SERVER_CMD… -- CLIENT_CMD…: this side's half of case $tag (see
+# the top). On a failure sets c_stall if the QPs' PSNs show C's requester stall.
 run_case() {
-	local s=$1 ready=$2 srv=() rc pid line st
+	local s=$1 ready=$2 srv=() rc pid line st watch mine theirs
 	shift 2
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
+	rm -f /tmp/qp.snap
+	# Where this side's RC QP stands if the case still runs 20 s before its timeout.
+	(sleep $((case_t - 20)) && rdma res show qp link rxe0/1 -d | grep ' type RC ' >/tmp/qp.snap) &
+	watch=$!
 	if [ "$ROLE" = "$s" ]; then
 		spawn_ready "$case_t" "$ready" /tmp/case.log "${srv[@]}"
 		pid=$SPAWNED_PID
-		peer_tell "ready $n"
+		peer_tell "ready $tag"
 		while kill -0 "$pid" 2>/dev/null; do
-			line=$(grep -m 1 "^done $n " "$PEER_LOG") && [ "${line##* }" != 0 ] && {
+			line=$(grep -m 1 "^done $tag " "$PEER_LOG") && [ "${line##* }" != 0 ] && {
 				echo "the client failed: server stopped"; kill "$pid"; break; }
 			sleep 0.5
 		done
@@ -57,26 +70,62 @@ run_case() {
 		rc=$?
 		sed 's/^/[server] /' /tmp/case.log
 	else
-		if peer_hear "ready $n" "$case_t" >/dev/null; then
+		if peer_hear "ready $tag" "$case_t" >/dev/null; then
 			timeout -k 5 "$case_t" "$@"
 			rc=$?
 		else
 			rc=1
 		fi
 	fi
-	peer_tell "done $n $rc" || return 1
-	line=$(peer_hear "done $n" $((case_t + 60))) || return 1
+	kill "$watch" 2>/dev/null
+	wait "$watch" 2>/dev/null
+	peer_tell "done $tag $rc" || return 1
+	line=$(peer_hear "done $tag" $((case_t + 60))) || return 1
 	st=${line##* }
 	echo "this side ($ROLE, $DRIVER): exit $rc; peer ($other, $PEER_DRIVER): exit $st"
-	[ "$rc" = 0 ] && [ "$st" = 0 ]
+	[ "$rc" = 0 ] && [ "$st" = 0 ] && return 0
+	mine=$(qp_psns /tmp/qp.snap)
+	peer_tell "psns $tag $mine" || return 1
+	theirs=$(peer_hear "psns $tag" 60) || return 1
+	theirs=${theirs#"psns $tag "}
+	echo "RC QP, sq-psn rq-psn: this side $mine; peer $theirs"
+	c_stall=0
+	case "$DRIVER/$PEER_DRIVER" in
+	c/rs) psn_behind "${mine% *}" "${theirs#* }" && c_stall=1 ;;
+	rs/c) psn_behind "${theirs% *}" "${mine#* }" && c_stall=1 ;;
+	esac
+	return 1
 }
-# xcase SERVER_ROLE DESC READY SERVER_CMD… -- CLIENT_CMD…: one counted case across the VMs.
+# qp_psns FILE: "SQ_PSN RQ_PSN" of the RC QP line in FILE (`rdma res show qp -d`), or "- -".
+qp_psns() {
+	local sq rq
+	sq=$(sed -n 's/.* sq-psn \([0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1)
+	rq=$(sed -n 's/.* rq-psn \([0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n 1)
+	echo "${sq:--} ${rq:--}"
+}
+# psn_behind A B: PSN A is behind PSN B (24-bit serial arithmetic).
+psn_behind() {
+	[ "$1" != - ] && [ "$2" != - ] || return 1
+	local d=$((($2 - $1) & 0xffffff))
+	[ "$d" -gt 0 ] && [ "$d" -lt $((1 << 23)) ]
+}
+# xcase SERVER_ROLE DESC READY SERVER_CMD… -- CLIENT_CMD…: one counted case across the VMs, run
+# once more if it failed on C's requester stall (see the top).
 xcase() {
 	local s=$1 desc=$2 c=a
 	shift 2
 	[ "$s" = b ] || c=b
 	n=$((n + 1))
-	check "#$n $(drv "$s") server ($s) / $(drv "$c") client ($c): $desc" run_case "$s" "$@"
+	check "#$n $(drv "$s") server ($s) / $(drv "$c") client ($c): $desc" run_twice "$s" "$@"
+	[ "$again" = 0 ] || echo "     note: #$n hit C's requester stall and was run again (see interop.sh)"
+}
+run_twice() {
+	tag=$n again=0 c_stall=0
+	run_case "$@" && return 0
+	[ "$c_stall" = 1 ] || return 1
+	echo "C's requester stall (see interop.sh): once more"
+	tag=$n.again again=1
+	run_case "$@"
 }
 # pair SERVER_ROLE GID_OPTION PROG ARGS…: PROG on rxe0 on both VMs with our GID after
 # GID_OPTION (-g for ibv_*_pingpong, -x for perftest) and ARGS, its own TCP port.
