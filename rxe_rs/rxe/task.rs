@@ -126,17 +126,6 @@ fn icrc_in_pieces(skb: &mut TxSkb, ip_len: usize) -> bool {
     skb.set_icrc(icrc.to_le_bytes())
 }
 
-/// What a step of the machines did.
-enum Stepped {
-    /// No machine made progress.
-    Nothing,
-    /// Progress, and a next step would find nothing to do (work arriving later requests a run
-    /// of its own): the run ends without the step that would find that out.
-    Last,
-    /// Progress, and maybe more to do.
-    More,
-}
-
 impl QpShared {
     /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
     /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
@@ -336,7 +325,7 @@ impl QpShared {
         let mut budget = BUDGET;
         let start = jiffies();
         loop {
-            if let Stepped::More = self.step(woken) {
+            if self.step(woken) {
                 budget -= 1;
                 if budget > 0 && jiffies().wrapping_sub(start) < RUN_JIFFIES {
                     continue;
@@ -357,28 +346,24 @@ impl QpShared {
         }
     }
 
-    /// One step of each machine.
-    fn step(self: &Arc<Self>, woken: &mut recv::Woken) -> Stepped {
+    /// One step of each machine; whether a next step may find work. `false` also after a step
+    /// that made progress when every machine says a next step would find nothing: the run ends
+    /// without that step (work arriving later requests a run of its own).
+    fn step(self: &Arc<Self>, woken: &mut recv::Woken) -> bool {
         let mut out = Outbox::new();
-        let stepped = {
+        let more = {
             let rcu = rcu::read_lock();
             let mut eng = self.eng.lock();
             let mut progress = eng.responder(self, &rcu, &mut out);
             progress |= self.completer(&mut eng, &rcu, &mut out);
             progress |= eng.requester(self, &rcu, &mut out);
-            if !progress {
-                Stepped::Nothing
-            } else if eng.responder_idle(self)
-                && self.completer_idle(&eng)
-                && eng.requester_idle(self)
-            {
-                Stepped::Last
-            } else {
-                Stepped::More
-            }
+            progress
+                && !(eng.responder_idle(self)
+                    && self.completer_idle(&eng)
+                    && eng.requester_idle(self))
         };
         self.transmit(&mut out, woken);
-        stepped
+        more
     }
 
     /// Stops the engine for good (`destroy_qp`), waiting for a run in progress.
