@@ -56,13 +56,8 @@ perf() {
 }
 
 for drv in $DRIVERS; do
-	mod=rdma_rxe other=rdma_rxe_rs
-	[ "$drv" = c ] || { mod=rdma_rxe_rs other=rdma_rxe; }
-	echo "=== $drv: $mod"
-	# No udev in the VM: load the verbs user interfaces as scripts/guest/init does. The column
-	# must come from $mod alone (both register link type "rxe").
-	if modprobe "$mod" && modprobe -a ib_uverbs rdma_ucm ib_umad && grep -q "^$mod " /proc/modules &&
-		! grep -q "^$other " /proc/modules && rdma link add rxe0 type rxe netdev eth0; then
+	echo "=== $drv: $(rxe_module "$drv")"
+	if rxe_up "$drv"; then
 		for t in $TESTS; do
 			port=$((port + 1))
 			v=$(perf "$t")
@@ -73,11 +68,10 @@ for drv in $DRIVERS; do
 				grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' "/tmp/$t.out" | tail -n 2 | sed 's/^/    | /'
 			else result[$drv,$t]=FAIL; echo "$t: FAIL"; sed 's/^/    | /' "/tmp/$t.out" | tail -n 15; fi
 		done
-		rdma link del rxe0 || echo "rdma link del rxe0 failed"
 	else
-		echo "could not load $mod or add rxe0"
+		echo "could not load $(rxe_module "$drv") alone or add rxe0"
 	fi
-	modprobe -r "$mod" || rmmod "$mod" || echo "could not unload $mod"
+	rxe_down "$drv"
 done
 
 {

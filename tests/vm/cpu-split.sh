@@ -15,11 +15,8 @@ port=19100
 cpu_ticks() { awk '$1 ~ /^cpu[0-9]+$/ { print $1, $2 + $3, $4, $5 + $6, $8 }' /proc/stat; }
 
 for drv in $DRIVERS; do
-	mod=rdma_rxe
-	[ "$drv" = c ] || mod=rdma_rxe_rs
-	if ! { modprobe "$mod" && modprobe -a ib_uverbs rdma_ucm ib_umad &&
-		rdma link add rxe0 type rxe netdev eth0; }; then
-		echo "could not load $mod or add rxe0"
+	if ! rxe_up "$drv"; then
+		echo "could not load $(rxe_module "$drv") alone or add rxe0"
 		exit 1
 	fi
 	gid=$(gid_ipv4 rxe0)
@@ -33,6 +30,5 @@ for drv in $DRIVERS; do
 	grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' /tmp/split.out | tail -n 2
 	paste -d ' ' /tmp/ticks.0 /tmp/ticks.1 |
 		awk '{ printf "%s user %d system %d idle %d softirq %d\n", $1, $7 - $2, $8 - $3, $9 - $4, $10 - $5 }'
-	rdma link del rxe0
-	modprobe -r "$mod"
+	rxe_down "$drv"
 done

@@ -147,3 +147,20 @@ prof_ctl() {
 }
 prof_reset() { prof_ctl reset; }
 prof_dump() { prof_ctl "dump $1.counts" && cat /proc/kallsyms >"/src/rxe-rs/.build/insn-prof/$1.syms"; }
+
+# rxe_up c|rs: loads that driver alone and adds rxe0 on eth0. No udev in the VM: the verbs user
+# interfaces are loaded as scripts/guest/init does. Only one driver may be loaded: both register
+# link type "rxe", and rxe0 must come from the one named. rxe_down c|rs undoes it.
+rxe_module() { if [ "$1" = c ]; then echo rdma_rxe; else echo rdma_rxe_rs; fi; }
+rxe_up() {
+	local mod other
+	mod=$(rxe_module "$1") other=$(rxe_module "$([ "$1" = c ] && echo rs || echo c)")
+	modprobe "$mod" && modprobe -a ib_uverbs rdma_ucm ib_umad && grep -q "^$mod " /proc/modules &&
+		! grep -q "^$other " /proc/modules && rdma link add rxe0 type rxe netdev eth0
+}
+rxe_down() {
+	local mod
+	mod=$(rxe_module "$1")
+	rdma link del rxe0 2>/dev/null
+	modprobe -r "$mod" || rmmod "$mod" || echo "could not unload $mod"
+}
