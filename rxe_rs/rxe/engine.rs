@@ -372,6 +372,9 @@ pub(super) struct RecvInProgress {
     pub(super) dma: DmaCursor,
     /// Taken from the RQ (consumed at completion) rather than the SRQ (consumed at take).
     pub(super) from_rq: bool,
+    /// Why the WQE does not parse (more SGEs than the queue takes, lengths that do not add
+    /// up): the message landing in it fails as a malformed WQE.
+    pub(super) malformed: Option<wqe::WqeError>,
 }
 
 /// An RDMA write in progress.

@@ -30,9 +30,10 @@ use crate::proto::{
     resources::{Kind, ReadReplay, Resource},
     resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
-        self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
-        IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_INV_REQ_ERR, IB_WC_SUCCESS, IB_WC_WITH_IMM,
-        IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE, IB_WC_WR_FLUSH_ERR,
+        self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR,
+        IB_WC_LOC_QP_OP_ERR, IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_INV_REQ_ERR,
+        IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE,
+        IB_WC_WR_FLUSH_ERR,
     },
 };
 use core::ops::ControlFlow::{self, Break, Continue};
@@ -291,6 +292,15 @@ impl Engine {
             return Continue(());
         }
         match qp.take_recv_wqe(self) {
+            // Responder class A, malformed WQE (C `RESPST_ERR_MALFORMED_WQE`): the receive
+            // completes LOC_QP_OP_ERR, the NAK is *remote operational error*, the QP errors.
+            // C checks `num_sge` so; a `length` that is not the SGEs' sum it trusts.
+            Some(recv) if recv.malformed.is_some() => {
+                let cause = recv.malformed.map_or(Cause::Check, Cause::Wqe);
+                self.resp.recv = Some(recv);
+                let e = RxeError::wqe(IB_WC_LOC_QP_OP_ERR, cause);
+                return Break(Exit::Fail(e.on_receive()));
+            }
             Some(recv) => self.resp.recv = Some(recv),
             None => {
                 if qp.qp_type == QpType::Rc {
@@ -849,6 +859,7 @@ impl QpShared {
                     bytes: [0; MAX_RECV_WQE],
                     dma: DmaCursor::default(),
                     from_rq: false,
+                    malformed: None,
                 },
                 GFP_ATOMIC,
             )
@@ -864,13 +875,11 @@ impl QpShared {
 
     /// Fills `recv` with the next receive WQE; `None` if there is none.
     fn read_recv_wqe(&self, eng: &mut Engine, recv: &mut RecvInProgress) -> Option<()> {
-        // Bytes past the slot parse as zeros, as in a fresh box.
-        recv.bytes.fill(0);
         recv.from_rq = false;
-        let max_sge = if let Some(srq) = &self.srq {
+        let (max_sge, n) = if let Some(srq) = &self.srq {
             let n = srq.slot_size().min(MAX_RECV_WQE);
             srq.take(&mut recv.bytes[..n])?;
-            srq.max_sge
+            (srq.max_sge, n)
         } else {
             let rq = self.rq.as_ref()?;
             let g = *rq.geometry();
@@ -886,16 +895,25 @@ impl QpShared {
             rq.read_slot(eng.resp.rq_consumer, &mut recv.bytes[..n])
                 .ok()?;
             recv.from_rq = true;
-            self.cap.max_recv_sge
+            (self.cap.max_recv_sge, n)
         };
-        // A malformed WQE (too many SGEs, lengths that do not add up) gets a zero-length buffer:
-        // the data then fails with LOC_LEN_ERR, as it has nowhere to go.
-        let wqe = RecvWqe::parse(&recv.bytes, max_sge.max(1)).unwrap_or(RecvWqe {
-            wr_id: u64::from_ne_bytes(recv.bytes[..8].try_into().unwrap_or([0; 8])),
-            num_sge: 0,
-            length: 0,
-        });
+        // Bytes past the slot parse as zeros, as in a fresh box.
+        recv.bytes[n..].fill(0);
+        // A malformed WQE (too many SGEs, lengths that do not add up) is kept with no buffer, so
+        // that the message landing in it fails as a malformed WQE (`check_resource`).
+        let (wqe, malformed) = match RecvWqe::parse(&recv.bytes, max_sge.max(1)) {
+            Ok(wqe) => (wqe, None),
+            Err(e) => (
+                RecvWqe {
+                    wr_id: u64::from_ne_bytes(recv.bytes[..8].try_into().unwrap_or([0; 8])),
+                    num_sge: 0,
+                    length: 0,
+                },
+                Some(e),
+            ),
+        };
         recv.wqe = wqe;
+        recv.malformed = malformed;
         recv.dma = DmaCursor::new(wqe.length);
         Some(())
     }

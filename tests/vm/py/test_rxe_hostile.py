@@ -540,6 +540,12 @@ class RxeHostileRings(RDMATestCase):
                     # receive LOC_QP_OP_ERR instead; tests/vm/semantics.sh).
                     self.assertEqual((srv_status, wcs[0].status),
                                      (e.IBV_WC_LOC_PROT_ERR, e.IBV_WC_REM_OP_ERR), name)
+                elif RXE_RS:
+                    # A WQE that does not parse (SGEs beyond the queue's max_sge or the slot,
+                    # a length that is not their sum): responder class A, malformed WQE (C
+                    # checks num_sge so, and takes a wrong length for a length error).
+                    self.assertEqual((srv_status, wcs[0].status),
+                                     (e.IBV_WC_LOC_QP_OP_ERR, e.IBV_WC_REM_OP_ERR), name)
                 self.assertEqual(wait_state(srv, e.IBV_QPS_ERR), e.IBV_QPS_ERR, name)
                 self.assertEqual(wait_state(cli, e.IBV_QPS_ERR), e.IBV_QPS_ERR, name)
                 self.assertEqual(rq.cons, (at + 1) & rq.mask, name)
