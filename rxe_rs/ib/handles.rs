@@ -53,6 +53,7 @@ pub(crate) enum IbEvent {
     SrqLimitReached,
     SqDrained,
     LastWqeReached,
+    CommEst,
 }
 
 impl IbEvent {
@@ -65,6 +66,7 @@ impl IbEvent {
             Self::SrqLimitReached => ffi::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
             Self::SqDrained => ffi::ib_event_type_IB_EVENT_SQ_DRAINED,
             Self::LastWqeReached => ffi::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
+            Self::CommEst => ffi::ib_event_type_IB_EVENT_COMM_EST,
         }
     }
 }

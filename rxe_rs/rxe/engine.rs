@@ -455,6 +455,8 @@ pub(crate) struct RespState {
     pub(super) rq_consumer: Index,
     /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this error state (QPs on an SRQ).
     pub(super) last_wqe_reached: bool,
+    /// `IB_EVENT_COMM_EST` was raised: the QP received in RTR (once until a reset).
+    pub(super) comm_est: bool,
     /// Waiting for pages of an ODP MR a request or a read response needs.
     pub(crate) fault: FaultWait,
     /// The request that waits for them, handled again when they are there.

@@ -132,6 +132,13 @@ impl Engine {
         let Some(skb) = self.resp.paused.take().or_else(|| qp.req_pkts.pop()) else {
             return false;
         };
+        // The first packet a connected QP receives in RTR raises Communication Established
+        // (IBA affiliated asynchronous events; ib_cm moves its connection on with it when the
+        // RTU was lost, `ib_cm_notify`). C raises none.
+        if self.state() == QpState::Rtr && qp.connected() && !self.resp.comm_est {
+            self.resp.comm_est = true;
+            qp.handle.event(IbEvent::CommEst);
+        }
         if self.handle_request(qp, rcu, out, &skb) {
             // It waits for ODP pages; handled again when they are there.
             self.resp.paused = Some(skb);

@@ -27,6 +27,9 @@ py="python3 $(cd "$(dirname "$0")" && pwd)/py/semantics.py"
 #   wrap: C refuses the forged RETHs as it should (REM_ACCESS_ERR, the MR untouched), but a
 #     SEND from a local SGE past 2^64 completes IBV_WC_WR_FLUSH_ERR (its error status is lost)
 #     and a receive into one completes LOC_QP_OP_ERR.
+#   comm_est: C raises no IBV_EVENT_COMM_EST when a QP in RTR receives (no driver event of that
+#     type in rxe/*.c), so ib_cm never learns from the data that a connection whose RTU was
+#     lost is up.
 #   lossy_write: C's requester ignores sequence NAKs while a retry is under way (started_retry)
 #     and leaves a packet lost in a resend to the retransmit timer, whose expiries spend the
 #     budget: in our runs 1 message in 6 ended IBV_WC_RETRY_EXC_ERR (after 0.5 s, 2 of 3 such
@@ -36,7 +39,7 @@ py="python3 $(cd "$(dirname "$0")" && pwd)/py/semantics.py"
 #     concurrent destroy has dropped (rxe_xmit_packet -> rxe_sched_task, the WARN_ON(rxe_read(qp)
 #     <= 0) of rxe_task.c, seen once in make check, 2026-11-26): a kernel WARN, which fails the
 #     whole VM run, so on C the case is not run (C_SKIP); it runs on rxe-rs.
-C_WRONG=" bad_lkey solicited_error wrap "
+C_WRONG=" bad_lkey solicited_error wrap comm_est "
 C_REPORT=" lossy_write "
 C_SKIP=" destroy_loop "
 module=$([ "${DRIVER:-rs}" = c ] && echo rdma_rxe || echo rdma_rxe_rs)
@@ -77,6 +80,7 @@ semantic bad_lkey rxe0 rxe0
 semantic cq_overflow rxe0 rxe0
 semantic solicited_error rxe0 rxe0
 semantic wrap rxe0 rxe0
+semantic comm_est rxe0 rxe0
 
 # Event-driven traffic on both vCPUs: a lost or doubled completion event hangs a pair or
 # makes it fail; every pair must finish.

@@ -23,6 +23,9 @@ Cases (IBA 1.7 chapters 9-11):
   wrap             addresses whose addr + len wraps 2^64, with valid keys: an RDMA WRITE and
                    an RDMA READ to va 2^64-16 (REM_ACCESS_ERR, the MR untouched), a SEND from and
                    a receive into an SGE at 2^64-16 (LOC_PROT_ERR; the sender REM_OP_ERR).
+  comm_est         a responder QP in RTR (not yet RTS) receives a SEND: it completes, and the
+                   QP raises IBV_EVENT_COMM_EST (IBA affiliated asynchronous events: the first
+                   packet received in RTR), once: not again in RTS, and none on the requester.
   destroy_loop N   N times: two QPs on one device, a burst of SENDs and WRITEs in flight, both
                    QPs destroyed without waiting; then one clean exchange on fresh QPs.
   dereg_in_flight N  N times: a 1 MiB RDMA WRITE and a 1 MiB RDMA READ posted at path MTU 4096
@@ -72,7 +75,11 @@ class End:
 
     def __init__(self, dev, gid_index, cqe=64, channel=False, mr_len=4096, max_send_wr=16,
                  max_recv_wr=16):
+        before = event_fds()
         self.ctx = Context(name=dev)
+        # The context's async event file, to wait on with select.
+        new = event_fds() - before
+        self.async_fd = new.pop() if len(new) == 1 else None
         self.pd = PD(self.ctx)
         self.gid_index = gid_index
         self.gid = self.ctx.query_gid(1, gid_index)
@@ -93,7 +100,8 @@ class End:
         return QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq,
                                       cap=self.cap))
 
-    def connect(self, qp, peer, peer_qp, mtu=e.IBV_MTU_1024, retry_cnt=6, timeout=14):
+    def connect(self, qp, peer, peer_qp, mtu=e.IBV_MTU_1024, retry_cnt=6, timeout=14,
+                rtr_only=False):
         attr = QPAttr(port_num=1)
         attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | REMOTE
         attr.path_mtu = mtu
@@ -104,7 +112,10 @@ class End:
             retry_cnt, 6
         gr = GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index)
         attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
-        qp.to_rts(attr)
+        if rtr_only:
+            qp.to_rtr(attr)
+        else:
+            qp.to_rts(attr)
 
 
 def pair(dev_a, gid_a, dev_b, gid_b, a=None, b=None, **connect):
@@ -180,6 +191,53 @@ def case_bad_lkey(dev_a, gid_a, dev_b, gid_b):
           f'{wc_name(status_of(swc))}')
     check('responder QP in ERROR', qp_state(b.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
     check('requester QP in ERROR', qp_state(a.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+
+
+def async_events(end, timeout):
+    """The async events of end's context within timeout seconds (each acked), as types."""
+    events, deadline = [], time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([end.async_fd], [], [], left)
+        if not ready:
+            break
+        ev = end.ctx.get_async_event()  # does not block: one is queued
+        ev.ack()
+        events.append(ev.event_type)
+    return events
+
+
+def case_comm_est(dev_a, gid_a, dev_b, gid_b):
+    a, b = End(dev_a, gid_a), End(dev_b, gid_b)
+    if not check('both contexts have an async event file descriptor',
+                 a.async_fd is not None and b.async_fd is not None):
+        return
+    a.connect(a.qp, b, b.qp)
+    b.connect(b.qp, a, a.qp, rtr_only=True)
+    check('responder QP in RTR', qp_state(b.qp, e.IBV_QPS_RTR) == e.IBV_QPS_RTR)
+    b.qp.post_recv(recv_wr(b, 0xc1))
+    a.qp.post_send(send_wr(a, 0xc2))
+    rwc, swc = poll(b.cq), poll(a.cq)
+    check('the SEND to a QP in RTR is received', status_of(rwc) == e.IBV_WC_SUCCESS,
+          wc_name(status_of(rwc)))
+    check('and acknowledged', status_of(swc) == e.IBV_WC_SUCCESS, wc_name(status_of(swc)))
+    events = async_events(b, 5)
+    check('the responder raises IBV_EVENT_COMM_EST, once',
+          events == [e.IBV_EVENT_COMM_EST], f'events {events}')
+    rts = QPAttr(qp_state=e.IBV_QPS_RTS)
+    rts.sq_psn, rts.timeout, rts.retry_cnt, rts.rnr_retry, rts.max_rd_atomic = 0x1000, 14, 6, 6, 1
+    b.qp.modify(rts, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+                e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+    b.qp.post_recv(recv_wr(b, 0xc3))
+    a.qp.post_send(send_wr(a, 0xc4))
+    rwc, swc = poll(b.cq), poll(a.cq)
+    check('in RTS the next SEND completes on both sides',
+          status_of(rwc) == e.IBV_WC_SUCCESS and status_of(swc) == e.IBV_WC_SUCCESS,
+          f'{wc_name(status_of(rwc))} / {wc_name(status_of(swc))}')
+    events = async_events(b, 2)
+    check('no further event on the responder', events == [], f'events {events}')
+    events = async_events(a, 1)
+    check('no event on the requester (in RTS when it received)', events == [],
+          f'events {events}')
 
 
 def case_cq_overflow(dev_a, gid_a, dev_b, gid_b):
