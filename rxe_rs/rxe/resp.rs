@@ -102,7 +102,8 @@ impl Engine {
         rcu: &rcu::Guard,
         out: &mut Outbox,
     ) -> bool {
-        match self.state() {
+        let state = self.state();
+        match state {
             QpState::Err => {
                 qp.req_pkts.purge();
                 self.resp.paused = None;
@@ -135,7 +136,7 @@ impl Engine {
         // The first packet a connected QP receives in RTR raises Communication Established
         // (IBA affiliated asynchronous events; ib_cm moves its connection on with it when the
         // RTU was lost, `ib_cm_notify`). C raises none.
-        if self.state() == QpState::Rtr && qp.connected() && !self.resp.comm_est {
+        if state == QpState::Rtr && qp.connected() && !self.resp.comm_est {
             self.resp.comm_est = true;
             qp.handle.event(IbEvent::CommEst);
         }
@@ -302,13 +303,14 @@ impl Engine {
             // Responder class A, malformed WQE (C `RESPST_ERR_MALFORMED_WQE`): the receive
             // completes LOC_QP_OP_ERR, the NAK is *remote operational error*, the QP errors.
             // C checks `num_sge` so; a `length` that is not the SGEs' sum it trusts.
-            Some(recv) if recv.malformed.is_some() => {
-                let cause = recv.malformed.map_or(Cause::Check, Cause::Wqe);
+            Some(recv) => {
+                let malformed = recv.malformed;
                 self.resp.recv = Some(recv);
-                let e = RxeError::wqe(IB_WC_LOC_QP_OP_ERR, cause);
-                return Break(Exit::Fail(e.on_receive()));
+                if let Some(err) = malformed {
+                    let e = RxeError::wqe(IB_WC_LOC_QP_OP_ERR, Cause::Wqe(err));
+                    return Break(Exit::Fail(e.on_receive()));
+                }
             }
-            Some(recv) => self.resp.recv = Some(recv),
             None => {
                 if qp.qp_type == QpType::Rc {
                     qp.dev.count(Counter::SndRnr);
@@ -904,11 +906,11 @@ impl QpShared {
             recv.from_rq = true;
             (self.cap.max_recv_sge, n)
         };
-        // Bytes past the slot parse as zeros, as in a fresh box.
-        recv.bytes[n..].fill(0);
-        // A malformed WQE (too many SGEs, lengths that do not add up) is kept with no buffer, so
-        // that the message landing in it fails as a malformed WQE (`check_resource`).
-        let (wqe, malformed) = match RecvWqe::parse(&recv.bytes, max_sge.max(1)) {
+        // Only the slot is parsed: an SGE past it makes the WQE malformed, so the rest of the
+        // buffer (a previous WQE's bytes) is never read and needs no zeroing. A malformed WQE
+        // (too many SGEs, lengths that do not add up) is kept with no buffer, so that the
+        // message landing in it fails as a malformed WQE (`check_resource`).
+        let (wqe, malformed) = match RecvWqe::parse(&recv.bytes[..n], max_sge.max(1)) {
             Ok(wqe) => (wqe, None),
             Err(e) => (
                 RecvWqe {

@@ -70,26 +70,28 @@ def event_fds():
     return fds
 
 
+def opened_event_fd(make):
+    """make() and the one uverbs event file it opened (None if not exactly one)."""
+    before = event_fds()
+    obj = make()
+    new = event_fds() - before
+    return obj, (new.pop() if len(new) == 1 else None)
+
+
 class End:
     """One side: a context, a PD, a CQ (with a completion channel if asked), an MR, RC QPs."""
 
     def __init__(self, dev, gid_index, cqe=64, channel=False, mr_len=4096, max_send_wr=16,
                  max_recv_wr=16):
-        before = event_fds()
-        self.ctx = Context(name=dev)
         # The context's async event file, to wait on with select.
-        new = event_fds() - before
-        self.async_fd = new.pop() if len(new) == 1 else None
+        self.ctx, self.async_fd = opened_event_fd(lambda: Context(name=dev))
         self.pd = PD(self.ctx)
         self.gid_index = gid_index
         self.gid = self.ctx.query_gid(1, gid_index)
         self.channel, self.channel_fd = None, None
         if channel:
-            before = event_fds()
-            self.channel = CompChannel(self.ctx)
             # pyverbs does not expose the channel's fd: the one event file the channel opened.
-            new = event_fds() - before
-            self.channel_fd = new.pop() if len(new) == 1 else None
+            self.channel, self.channel_fd = opened_event_fd(lambda: CompChannel(self.ctx))
         self.cq = CQ(self.ctx, cqe, None, self.channel, 0)
         self.mr = MR(self.pd, mr_len, e.IBV_ACCESS_LOCAL_WRITE | REMOTE)
         self.cap = QPCap(max_send_wr=max_send_wr, max_recv_wr=max_recv_wr, max_send_sge=1,
