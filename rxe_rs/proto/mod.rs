@@ -64,6 +64,7 @@ macro_rules! bit_mask_ops {
     };
 }
 
+pub mod ack_ring;
 pub mod av;
 pub mod comp;
 pub mod cq;

@@ -13,8 +13,9 @@
 use super::{
     counters::Counter,
     engine::WqeState,
-    engine::{Cause, Engine, FaultWait, Machine, Outbox, RxeError},
+    engine::{Cause, Engine, FaultWait, Machine, RxeError},
     mr::access,
+    outbox::Outbox,
     qp::{QpShared, RETRANSMIT_TIMER},
     req::lookup_local,
 };
@@ -69,6 +70,7 @@ impl QpShared {
             }
             QpState::Reset | QpState::Init | QpState::Rtr => {
                 self.resp_pkts.purge();
+                self.ack_ring.lock().clear();
                 eng.comp.paused = None;
                 return false;
             }
@@ -76,6 +78,20 @@ impl QpShared {
         }
         if eng.comp.fault == FaultWait::Waiting {
             return false;
+        }
+        // A response waiting for pages is older than the ring's ACKs (they came while the
+        // skb queue was empty), and those are older than every queued skb (`proto::ack_ring`).
+        // An ACK carries no data, so it never waits for pages.
+        if eng.comp.paused.is_none() {
+            let ack = self.ack_ring.lock().pop();
+            if let Some(ack) = ack {
+                let before = eng.comp.psn;
+                if let Ok(pkt) = Packet::parse(&ack) {
+                    self.handle_packet(eng, rcu, &pkt);
+                }
+                self.response_progress(eng, before);
+                return true;
+            }
         }
         if let Some(skb) = eng.comp.paused.take().or_else(|| self.resp_pkts.pop()) {
             let before = eng.comp.psn;
@@ -127,7 +143,11 @@ impl QpShared {
         if eng.comp.fault == FaultWait::Waiting {
             return true;
         }
-        if eng.comp.paused.is_some() || self.resp_pkts.len() != 0 || eng.comp.timeout {
+        if eng.comp.paused.is_some()
+            || self.resp_pkts.len() != 0
+            || eng.comp.timeout
+            || !self.ack_ring.lock().is_empty()
+        {
             return false;
         }
         if !self.sq_has_wqes(eng) {
@@ -150,6 +170,17 @@ impl QpShared {
         let Some(pkt) = super::recv::parse_queued(skb) else {
             return false;
         };
+        self.handle_packet(eng, rcu, &pkt)
+    }
+
+    /// [`Self::handle_response`] on a parsed response.
+    fn handle_packet(
+        self: &Arc<Self>,
+        eng: &mut Engine,
+        rcu: &rcu::Guard,
+        pkt: &Packet<'_>,
+    ) -> bool {
+        let pkt = *pkt;
         // An ACK for every WQE up to its PSN; loop while one response completes several.
         for _ in 0..self.sq.geometry().num_slots() + 1 {
             let outcome = self.check_response(eng, rcu, &pkt);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A QP's engine state: what the requester, completer and responder (`rxe_req.c`,
-//! `rxe_comp.c`, `rxe_resp.c`) keep between steps, under the QP's one lock ([`Engine`]), and the
-//! packets a step builds ([`Outbox`]). The machines' steps are in `req.rs`, `comp.rs` and
-//! `resp.rs`; `task.rs` runs them.
+//! `rxe_comp.c`, `rxe_resp.c`) keep between steps, under the QP's one lock ([`Engine`]). The
+//! machines' steps are in `req.rs`, `comp.rs` and `resp.rs`; `task.rs` runs them and sends the
+//! packets a step builds (`outbox.rs`).
 //!
 //! The C driver has two tasks per QP (send: requester + completer; receive: responder) and takes
 //! the QP's locks between them. Here one task runs all three, so their shared state sits under
@@ -161,48 +161,6 @@ pub(crate) enum BuildError<E> {
     Unsendable,
     /// `fill` failed with this.
     Fill(E),
-}
-
-/// A built packet, ready to go.
-pub(crate) struct OutPacket {
-    pub(super) skb: SkBuff,
-    pub(super) loopback: bool,
-}
-
-/// Packets a step built, sent after the engine lock is released.
-pub(crate) struct Outbox {
-    /// The first `len` are `Some`.
-    packets: [Option<OutPacket>; 4],
-    len: usize,
-}
-
-impl Outbox {
-    pub(super) fn new() -> Self {
-        Self {
-            packets: [None, None, None, None],
-            len: 0,
-        }
-    }
-
-    /// Queues `pkt`; `false` if the outbox is full (the caller retries next step).
-    pub(crate) fn push(&mut self, pkt: OutPacket) -> bool {
-        let Some(slot) = self.packets.get_mut(self.len) else {
-            return false;
-        };
-        *slot = Some(pkt);
-        self.len += 1;
-        true
-    }
-
-    /// Whether another packet fits.
-    pub(crate) fn has_room(&self) -> bool {
-        self.len < self.packets.len()
-    }
-
-    pub(super) fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
-        let len = core::mem::take(&mut self.len);
-        self.packets.iter_mut().take(len).filter_map(Option::take)
-    }
 }
 
 // The state of each machine (`qp->req`, `qp->comp`, `qp->resp` in C). Their steps are in

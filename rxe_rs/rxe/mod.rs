@@ -15,6 +15,7 @@ pub(crate) mod local;
 pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod odp;
+pub(crate) mod outbox;
 pub(crate) mod pool;
 pub(crate) mod qp;
 pub(crate) mod recv;

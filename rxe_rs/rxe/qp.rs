@@ -25,6 +25,7 @@ use crate::ib::{
 };
 use crate::net::{route::RouteCache, skb::SkbQueue};
 use crate::proto::{
+    ack_ring::AckRing,
     av::{AddressVector, NetworkType},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
@@ -139,6 +140,9 @@ pub(crate) struct QpShared {
     /// Acknowledgements and read/atomic responses for the completer.
     #[pin]
     pub(crate) resp_pkts: SkbQueue,
+    /// Looped-back ACKs for the completer, read before `resp_pkts`.
+    #[pin]
+    pub(crate) ack_ring: SpinLock<AckRing>,
     #[pin]
     pub(crate) retransmit_timer: Timer<QpShared>,
     #[pin]
@@ -352,6 +356,7 @@ impl RxeQp {
                 drained <- Completion::new(),
                 req_pkts <- SkbQueue::new(),
                 resp_pkts <- SkbQueue::new(),
+                ack_ring <- new_spinlock!(AckRing::new()),
                 retransmit_timer <- Timer::new(RETRANSMIT_TIMER),
                 rnr_timer <- Timer::new(RNR_TIMER),
                 eng <- new_spinlock!(engine),
@@ -611,6 +616,11 @@ impl RxeQp {
         // closed queues drop what it brings, so no packet (and no page it refers to) outlives
         // the QP.
         self.shared.req_pkts.close();
+        {
+            // Taken in BH context by the peer's responder.
+            let _bh = BhDisabled::new();
+            self.shared.ack_ring.lock().close();
+        }
         self.shared.resp_pkts.close();
         self.shared.drain();
         self.shared.retransmit_timer.shutdown();

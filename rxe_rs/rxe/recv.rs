@@ -136,7 +136,7 @@ impl Woken {
     /// Takes `qp` to run; `false` if it may not run here (a kernel QP: its ULP's completion
     /// handlers keep being called from the workqueue) or there is no room (it is then
     /// scheduled).
-    fn take(&mut self, qp: &Arc<QpShared>) -> bool {
+    pub(crate) fn take(&mut self, qp: &Arc<QpShared>) -> bool {
         if !qp.is_user {
             return false;
         }

@@ -10,10 +10,11 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, OutPacket, Outbox,
-        RxeError, WqeInfo, WqeState, BY_REFERENCE_MIN,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, RxeError, WqeInfo,
+        WqeState, BY_REFERENCE_MIN,
     },
     mr::MrShared,
+    outbox::{OutPacket, Outbox},
     qp::QpShared,
 };
 use crate::net::skb::PayloadSink;

@@ -6,21 +6,27 @@
 
 use super::{
     counters::Counter,
+    device::RxeDev,
     engine::{
-        BuildError, Cause, Engine, FaultWait, Headers, Machine, Outbox, ReadReply, RecvInProgress,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
         RxeError, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
     mr::{self, access, MrShared},
+    outbox::{OutPacket, Outbox},
     qp::QpShared,
     req::lookup_local,
 };
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
 use crate::proto::{
+    ack_ring::ACK_LEN,
+    av::{AddressVector, NetworkType},
     hdr::GSI_QKEY,
     hdr::{
-        Aeth, Atmack, Atmeth, Bth, Deth, Feth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY,
+        Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header as _, Ieth, Immdt, NakCode, Reth, Syndrome,
+        BTH_LEN, DEFAULT_PKEY,
     },
+    icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     opcode::{self, Mask},
     packet::Packet,
     parts::Parts,
@@ -771,17 +777,60 @@ impl QpShared {
     /// Sends an ACK, RNR NAK or NAK for `psn` (`send_ack`).
     fn send_ack(&self, eng: &Engine, out: &mut Outbox, syndrome: Syndrome, psn: u32) {
         let Some(av) = eng.pri_av else { return };
-        let hdrs = Headers {
-            aeth: Some(Aeth {
-                syndrome,
-                msn: eng.resp.msn,
-            }),
-            ..Default::default()
+        let aeth = Aeth {
+            syndrome,
+            msn: eng.resp.msn,
         };
         let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
+        if let Some(pkt) = self.inline_ack(out, &av, &bth, &aeth) {
+            out.push(pkt);
+            return;
+        }
+        let hdrs = Headers {
+            aeth: Some(aeth),
+            ..Default::default()
+        };
         if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
+    }
+
+    /// An ACK to a QP of this device as its bytes rather than an skb (`proto::ack_ring`),
+    /// when its order with the responses before it is sure: nothing of this step's is an skb,
+    /// the destination's skb queue is empty and its ring has room. Only the destination's peer
+    /// sends it ACKs, so that stays true until `transmit` pushes; a misconfigured second sender
+    /// can only make a push fail, which drops the ACK as a full queue would. The destination
+    /// is checked as `recv::deliver` checks a packet's.
+    fn inline_ack(
+        &self,
+        out: &Outbox,
+        av: &AddressVector,
+        bth: &Bth,
+        aeth: &Aeth,
+    ) -> Option<OutPacket> {
+        if out.has_skb() || !self.dev.netdev().is_own_mac(&av.dmac) {
+            return None;
+        }
+        let to = self.dev.device::<RxeDev>()?.data().qps().get(bth.qpn)?;
+        if to.qp_type != QpType::Rc
+            || to.state_hint() < QpState::Rtr
+            || to.resp_pkts.len() != 0
+            || !to.ack_ring.lock().has_room()
+        {
+            return None;
+        }
+        let mut bytes = [0u8; ACK_LEN];
+        bth.write(&mut bytes[..]).ok()?;
+        aeth.write(bytes.get_mut(BTH_LEN..)?).ok()?;
+        let ip_len = match av.network_type {
+            NetworkType::Ipv4 => IPV4_HDR_LEN,
+            NetworkType::Ipv6 => IPV6_HDR_LEN,
+        };
+        Some(OutPacket::Ack {
+            to,
+            bytes,
+            wire_len: ip_len + UDP_HDR_LEN + ACK_LEN,
+        })
     }
 
     /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an

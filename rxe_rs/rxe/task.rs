@@ -29,7 +29,8 @@ const LOCAL_RUNS: u32 = 8;
 use super::{
     counters::Counter,
     device::RxeDev,
-    engine::{BuildError, Engine, Headers, OutPacket, Outbox},
+    engine::{BuildError, Engine, Headers},
+    outbox::{OutPacket, Outbox},
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
 };
@@ -237,7 +238,7 @@ impl QpShared {
                 return Err(BuildError::Unsendable.into());
             }
         }
-        Ok(OutPacket {
+        Ok(OutPacket::Skb {
             skb: skb.into_skb(),
             loopback,
         })
@@ -250,10 +251,28 @@ impl QpShared {
         for pkt in packets.drain() {
             let rxe = &*self.dev;
             rxe.count(Counter::SentPkts);
+            let (mut skb, loopback) = match pkt {
+                OutPacket::Skb { skb, loopback } => (skb, loopback),
+                OutPacket::Ack {
+                    to,
+                    bytes,
+                    wire_len,
+                } => {
+                    rxe.count_bytes(Counter::SentBytes, wire_len);
+                    // Counted as the skb it stands for would be on arrival.
+                    if to.ack_ring.lock().push(bytes) {
+                        rxe.count(Counter::RcvdPkts);
+                        rxe.count_bytes(Counter::RcvdBytes, wire_len);
+                        if !woken.take(&to) {
+                            to.kick_deferred();
+                        }
+                    }
+                    continue;
+                }
+            };
             // As the C driver: the packet with its IP and UDP headers.
-            rxe.count_bytes(Counter::SentBytes, pkt.skb.len());
-            let mut skb = pkt.skb;
-            if pkt.loopback {
+            rxe.count_bytes(Counter::SentBytes, skb.len());
+            if loopback {
                 // As C's `rxe_loopback`: the packet goes straight to the receiving QP's queue,
                 // holding no reference to this one (a QP's own queue holding a reference to it
                 // would be a cycle) and not counted as held by the stack.

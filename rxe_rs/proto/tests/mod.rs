@@ -3,6 +3,7 @@
 //! Host tests of the protocol core: against the C driver's captured packets,
 //! against a straight-from-the-spec ICRC, and as property tests.
 
+mod ack_ring;
 mod av;
 mod comp;
 mod cq;

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The packets a step builds under its QP's engine lock, sent by `QpShared::transmit` once
+//! the lock is released ([`Outbox`]).
+
+use super::qp::QpShared;
+use crate::net::skb::SkBuff;
+use crate::proto::ack_ring::ACK_LEN;
+use kernel::sync::Arc;
+
+/// A built packet, ready to go.
+pub(crate) enum OutPacket {
+    Skb {
+        skb: SkBuff,
+        loopback: bool,
+    },
+    /// A looped-back ACKNOWLEDGE carried as its bytes, for the completer of `to`
+    /// (`proto::ack_ring`).
+    Ack {
+        to: Arc<QpShared>,
+        bytes: [u8; ACK_LEN],
+        /// The IP packet it stands for, as the byte counters count it.
+        wire_len: usize,
+    },
+}
+
+/// Packets a step built, sent after the engine lock is released.
+pub(crate) struct Outbox {
+    /// The first `len` are `Some`.
+    packets: [Option<OutPacket>; 4],
+    len: usize,
+}
+
+impl Outbox {
+    pub(super) fn new() -> Self {
+        Self {
+            packets: [None, None, None, None],
+            len: 0,
+        }
+    }
+
+    /// Queues `pkt`; `false` if the outbox is full (the caller retries next step).
+    pub(crate) fn push(&mut self, pkt: OutPacket) -> bool {
+        let Some(slot) = self.packets.get_mut(self.len) else {
+            return false;
+        };
+        *slot = Some(pkt);
+        self.len += 1;
+        true
+    }
+
+    /// Whether another packet fits.
+    pub(crate) fn has_room(&self) -> bool {
+        self.len < self.packets.len()
+    }
+
+    /// Whether it holds a packet that is an skb.
+    pub(crate) fn has_skb(&self) -> bool {
+        self.packets
+            .iter()
+            .take(self.len)
+            .any(|p| matches!(p, Some(OutPacket::Skb { .. })))
+    }
+
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
+        let len = core::mem::take(&mut self.len);
+        self.packets.iter_mut().take(len).filter_map(Option::take)
+    }
+}
