@@ -324,7 +324,12 @@ void rxe_rs_skb_prepare(struct sk_buff *skb, struct dst_entry *dst, bool ipv6, c
 		memcpy(&iph->daddr, daddr, 4);
 		memcpy(&iph->saddr, saddr, 4);
 		iph->ttl = ttl;
-		__ip_select_ident(dev_net(dst->dev), iph, skb_shinfo(skb)->gso_segs ?: 1);
+		/*
+		 * C calls __ip_select_ident (a siphash per packet); a DF datagram is never
+		 * fragmented, so its ID is 0 as the kernel's own ip_select_ident_segs() sets it
+		 * for DF packets without a connected socket (RFC 6864, atomic datagrams).
+		 */
+		iph->id = 0;
 	} else {
 		struct ipv6hdr *ip6h;
 
