@@ -64,7 +64,6 @@ macro_rules! bit_mask_ops {
     };
 }
 
-pub mod ack_ring;
 pub mod av;
 pub mod comp;
 pub mod cq;
@@ -77,6 +76,7 @@ pub mod mcast;
 pub mod mw;
 pub mod opcode;
 pub mod packet;
+pub mod packet_ring;
 pub mod params;
 pub mod parts;
 pub mod psn;

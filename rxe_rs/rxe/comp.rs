@@ -70,7 +70,7 @@ impl QpShared {
             }
             QpState::Reset | QpState::Init | QpState::Rtr => {
                 self.resp_pkts.purge();
-                self.ack_ring.lock().clear();
+                self.ack_ring.with(|r| r.clear());
                 eng.comp.paused = None;
                 return false;
             }
@@ -80,13 +80,13 @@ impl QpShared {
             return false;
         }
         // A response waiting for pages is older than the ring's ACKs (they came while the
-        // skb queue was empty), and those are older than every queued skb (`proto::ack_ring`).
+        // skb queue was empty), and those are older than every queued skb (`proto::packet_ring`).
         // An ACK carries no data, so it never waits for pages.
         if eng.comp.paused.is_none() {
-            let ack = self.ack_ring.lock().pop();
-            if let Some(ack) = ack {
+            let ack = (!self.ack_ring.looks_empty()).then(|| self.ack_ring.with(|r| r.pop()));
+            if let Some(ack) = ack.flatten() {
                 let before = eng.comp.psn;
-                if let Ok(pkt) = Packet::parse(&ack) {
+                if let Ok(pkt) = Packet::parse(ack.bytes()) {
                     self.handle_packet(eng, rcu, &pkt);
                 }
                 self.response_progress(eng, before);
@@ -146,7 +146,7 @@ impl QpShared {
         if eng.comp.paused.is_some()
             || self.resp_pkts.len() != 0
             || eng.comp.timeout
-            || !self.ack_ring.lock().is_empty()
+            || !self.ack_ring.looks_empty()
         {
             return false;
         }
@@ -418,6 +418,7 @@ impl QpShared {
     /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
     fn flush_send_queue(&self, eng: &mut Engine) -> bool {
         self.resp_pkts.purge();
+        self.ack_ring.with(|r| r.clear());
         let g = *self.sq.geometry();
         let mut progress = false;
         for _ in 0..g.num_slots() {

@@ -16,6 +16,7 @@ pub(crate) mod mcast;
 pub(crate) mod mr;
 pub(crate) mod odp;
 pub(crate) mod outbox;
+pub(crate) mod packet_rings;
 pub(crate) mod pool;
 pub(crate) mod qp;
 pub(crate) mod recv;

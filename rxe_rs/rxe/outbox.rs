@@ -5,7 +5,6 @@
 
 use super::qp::QpShared;
 use crate::net::skb::SkBuff;
-use crate::proto::ack_ring::ACK_LEN;
 use kernel::sync::Arc;
 
 /// A built packet, ready to go.
@@ -14,11 +13,10 @@ pub(crate) enum OutPacket {
         skb: SkBuff,
         loopback: bool,
     },
-    /// A looped-back ACKNOWLEDGE carried as its bytes, for the completer of `to`
-    /// (`proto::ack_ring`).
-    Ack {
+    /// A looped-back packet already in a ring of `to` (`proto::packet_ring`): the QP to wake, and
+    /// what the counters count.
+    Delivered {
         to: Arc<QpShared>,
-        bytes: [u8; ACK_LEN],
         /// The IP packet it stands for, as the byte counters count it.
         wire_len: usize,
     },

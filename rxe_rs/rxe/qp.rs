@@ -9,6 +9,7 @@ use super::{
     cq::{CqShared, RxeCq},
     engine::Engine,
     mr::RxeMr,
+    packet_rings::SharedRing,
     pool::{IndexPool, PoolIndex},
     ring::{errno, Ring},
     shared::DevShared,
@@ -25,8 +26,8 @@ use crate::ib::{
 };
 use crate::net::{route::RouteCache, skb::SkbQueue};
 use crate::proto::{
-    ack_ring::AckRing,
     av::{AddressVector, NetworkType},
+    packet_ring::{ACK_LEN, ACK_RING_LEN, REQUEST_LEN, REQUEST_RING_LEN},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
     queue::{recv_wqe_size, send_wqe_size, QueueType},
@@ -142,7 +143,10 @@ pub(crate) struct QpShared {
     pub(crate) resp_pkts: SkbQueue,
     /// Looped-back ACKs for the completer, read before `resp_pkts`.
     #[pin]
-    pub(crate) ack_ring: SpinLock<AckRing>,
+    pub(crate) ack_ring: SharedRing<ACK_LEN, ACK_RING_LEN>,
+    /// Small looped-back requests for the responder, read before `req_pkts`.
+    #[pin]
+    pub(crate) req_ring: SharedRing<REQUEST_LEN, REQUEST_RING_LEN>,
     #[pin]
     pub(crate) retransmit_timer: Timer<QpShared>,
     #[pin]
@@ -356,7 +360,8 @@ impl RxeQp {
                 drained <- Completion::new(),
                 req_pkts <- SkbQueue::new(),
                 resp_pkts <- SkbQueue::new(),
-                ack_ring <- new_spinlock!(AckRing::new()),
+                ack_ring <- SharedRing::new(),
+                req_ring <- SharedRing::new(),
                 retransmit_timer <- Timer::new(RETRANSMIT_TIMER),
                 rnr_timer <- Timer::new(RNR_TIMER),
                 eng <- new_spinlock!(engine),
@@ -619,7 +624,8 @@ impl RxeQp {
         {
             // Taken in BH context by the peer's responder.
             let _bh = BhDisabled::new();
-            self.shared.ack_ring.lock().close();
+            self.shared.ack_ring.with(|r| r.close());
+            self.shared.req_ring.with(|r| r.close());
         }
         self.shared.resp_pkts.close();
         self.shared.drain();

@@ -136,7 +136,7 @@ impl Engine {
         self.check_limits(qp)?;
         self.next_opcode(qp, w)?;
         // C `rxe_xmit_packet`: into the outbox, sent once the engine lock is released.
-        if let Some(pkt) = self.build(qp, rcu, w)? {
+        if let Some(pkt) = self.build(qp, rcu, w, out.has_skb())? {
             out.push(pkt);
         }
         self.update(qp, w);
@@ -292,6 +292,7 @@ impl Engine {
         qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         w: &mut Outgoing,
+        out_has_skb: bool,
     ) -> Flow<Option<OutPacket>> {
         let mtu = self.mtu(qp.dev.active_mtu_bytes());
         let mask = w.mask;
@@ -348,6 +349,16 @@ impl Engine {
             && payload >= BY_REFERENCE_MIN;
         let start = w.dma;
         let mut next = start;
+        if qp.qp_type == QpType::Rc {
+            let fill = |buf: &mut [u8]| copy_payload(qp, rcu, wqe, slot, &mut next, buf).is_ok();
+            if let Some(pkt) =
+                qp.deliver_request(av, bth, &hdrs, payload as usize, out_has_skb, fill)
+            {
+                w.dma = next;
+                return Continue(Some(pkt));
+            }
+            next = start;
+        }
         let res = qp.build_packet(av, bth, &hdrs, payload as usize, by_reference, |sink| {
             next = start;
             fill_payload(qp, rcu, wqe, slot, &mut next, sink)

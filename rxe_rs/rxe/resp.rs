@@ -19,7 +19,6 @@ use super::{
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
 use crate::proto::{
-    ack_ring::ACK_LEN,
     av::{AddressVector, NetworkType},
     hdr::GSI_QKEY,
     hdr::{
@@ -29,6 +28,7 @@ use crate::proto::{
     icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     opcode::{self, Mask},
     packet::Packet,
+    packet_ring::ACK_LEN,
     parts::Parts,
     psn::psn_add,
     qp_state::{QpState, QpType},
@@ -70,7 +70,11 @@ type Flow<T = ()> = ControlFlow<Exit, T>;
 /// A request packet on its way through the stages (the packet by reference: a `Packet` moved
 /// per request is a `memcpy`).
 struct Incoming<'a> {
-    skb: &'a SkBuff,
+    /// The packet's skb; `None` for one from the request ring (`proto::packet_ring`), which is
+    /// never a datagram.
+    skb: Option<&'a SkBuff>,
+    /// Whether a packet from the request ring came over IPv6.
+    ring_ipv6: bool,
     pkt: &'a Packet<'a>,
     /// What a read's rkey resolved to: the MR (none for a zero-length read) and its address.
     read: Option<(Option<Arc<MrShared>>, u64)>,
@@ -81,9 +85,10 @@ struct Incoming<'a> {
 }
 
 impl<'a> Incoming<'a> {
-    fn new(skb: &'a SkBuff, pkt: &'a Packet<'a>) -> Self {
+    fn new(skb: Option<&'a SkBuff>, ring_ipv6: bool, pkt: &'a Packet<'a>) -> Self {
         Self {
             skb,
+            ring_ipv6,
             pkt,
             read: None,
             atomic: None,
@@ -97,6 +102,18 @@ impl<'a> Incoming<'a> {
 
     fn mask(&self) -> Mask {
         self.pkt.info().mask
+    }
+
+    /// The IP header the packet came with; empty for one from the request ring.
+    fn ip_header(&self) -> &[u8] {
+        self.skb.map_or(&[], |skb| skb.ip_header())
+    }
+
+    fn ipv6(&self) -> bool {
+        match self.skb {
+            Some(skb) => skb.ip_header().first().is_some_and(|b| b >> 4 == 6),
+            None => self.ring_ipv6,
+        }
     }
 }
 
@@ -112,6 +129,7 @@ impl Engine {
         match state {
             QpState::Err => {
                 qp.req_pkts.purge();
+                qp.req_ring.with(|r| r.clear());
                 self.resp.paused = None;
                 self.resp.fault = FaultWait::None;
                 self.resp.read = None;
@@ -125,6 +143,7 @@ impl Engine {
             }
             QpState::Reset | QpState::Init => {
                 qp.req_pkts.purge();
+                qp.req_ring.with(|r| r.clear());
                 self.resp.paused = None;
                 return false;
             }
@@ -136,16 +155,26 @@ impl Engine {
         if self.resp.read.is_some() {
             return qp.read_reply(self, rcu, out);
         }
+        // A request waiting for pages is older than the ring's (they came while the skb queue
+        // was empty), and those are older than every queued skb (`proto::packet_ring`). A ring
+        // request that waits for pages stays at the ring's head.
+        if self.resp.paused.is_none() && !qp.req_ring.looks_empty() {
+            let entry = qp.req_ring.with(|r| r.front());
+            if let Some(entry) = entry {
+                self.communication_established(qp, state);
+                if let Ok(pkt) = Packet::parse(entry.bytes()) {
+                    if self.handle_packet(qp, rcu, out, None, entry.tag() != 0, &pkt) {
+                        return false;
+                    }
+                }
+                qp.req_ring.with(|r| r.drop_front());
+                return true;
+            }
+        }
         let Some(skb) = self.resp.paused.take().or_else(|| qp.req_pkts.pop()) else {
             return false;
         };
-        // The first packet a connected QP receives in RTR raises Communication Established
-        // (IBA affiliated asynchronous events; ib_cm moves its connection on with it when the
-        // RTU was lost, `ib_cm_notify`). C raises none.
-        if state == QpState::Rtr && qp.connected() && !self.resp.comm_est {
-            self.resp.comm_est = true;
-            qp.handle.event(IbEvent::CommEst);
-        }
+        self.communication_established(qp, state);
         if self.handle_request(qp, rcu, out, &skb) {
             // It waits for ODP pages; handled again when they are there.
             self.resp.paused = Some(skb);
@@ -155,6 +184,16 @@ impl Engine {
         true
     }
 
+    /// The first packet a connected QP receives in RTR raises Communication Established (IBA
+    /// affiliated asynchronous events; ib_cm moves its connection on with it when the RTU was
+    /// lost, `ib_cm_notify`). C raises none.
+    fn communication_established(&mut self, qp: &QpShared, state: QpState) {
+        if state == QpState::Rtr && qp.connected() && !self.resp.comm_est {
+            self.resp.comm_est = true;
+            qp.handle.event(IbEvent::CommEst);
+        }
+    }
+
     /// Whether a responder step would find nothing to do; `false` when unsure. A packet queued
     /// later wakes the task itself.
     pub(crate) fn responder_idle(&self, qp: &QpShared) -> bool {
@@ -162,7 +201,10 @@ impl Engine {
             return false;
         }
         self.resp.fault == FaultWait::Waiting
-            || (self.resp.read.is_none() && self.resp.paused.is_none() && qp.req_pkts.len() == 0)
+            || (self.resp.read.is_none()
+                && self.resp.paused.is_none()
+                && qp.req_pkts.len() == 0
+                && qp.req_ring.looks_empty())
     }
 
     /// Runs a request through the stages until one is done with it. `true`: it waits for pages
@@ -177,7 +219,20 @@ impl Engine {
         let Some(pkt) = super::recv::parse_queued(skb) else {
             return false;
         };
-        let mut req = Incoming::new(skb, &pkt);
+        self.handle_packet(qp, rcu, out, Some(skb), false, &pkt)
+    }
+
+    /// [`Self::handle_request`] on a parsed request, from an skb or the request ring.
+    fn handle_packet(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        skb: Option<&SkBuff>,
+        ring_ipv6: bool,
+        pkt: &Packet<'_>,
+    ) -> bool {
+        let mut req = Incoming::new(skb, ring_ipv6, pkt);
         match self.request(qp, rcu, out, &mut req) {
             Continue(()) | Break(Exit::Done) => false,
             Break(Exit::Fail(e) | Exit::Reject(e))
@@ -503,7 +558,7 @@ impl Engine {
             // A datagram's receive buffer starts with the GRH (the IP header, IPv4 in its last
             // 20 bytes); the two land together, so a wait for ODP pages repeats both.
             let mut grh = [0u8; GRH_LEN];
-            let ip = req.skb.ip_header();
+            let ip = req.ip_header();
             if ip.len() >= 40 && ip[0] >> 4 == 6 {
                 grh.copy_from_slice(&ip[..40]);
             } else if ip.len() >= 20 {
@@ -572,10 +627,7 @@ impl Engine {
         self.resp.msn = self.resp.msn.wrapping_add(1);
         if mask.contains(Mask::COMP) || (mask.contains(Mask::WRITE) && mask.contains(Mask::IMMDT)) {
             // `RDMA_NETWORK_IPV4` = 2, `RDMA_NETWORK_IPV6` = 3, by the IP version.
-            let net_type = match req.skb.ip_header().first() {
-                Some(b) if b >> 4 == 6 => 3,
-                _ => 2,
-            };
+            let net_type = if req.ipv6() { 3 } else { 2 };
             // C11-37/38: a completion that cannot be written moves the QP to error (done) and
             // the request is not acknowledged: the sender must not see success for a message
             // whose completion was lost.
@@ -795,12 +847,11 @@ impl QpShared {
         }
     }
 
-    /// An ACK to a QP of this device as its bytes rather than an skb (`proto::ack_ring`),
-    /// when its order with the responses before it is sure: nothing of this step's is an skb,
-    /// the destination's skb queue is empty and its ring has room. Only the destination's peer
-    /// sends it ACKs, so that stays true until `transmit` pushes; a misconfigured second sender
-    /// can only make a push fail, which drops the ACK as a full queue would. The destination
-    /// is checked as `recv::deliver` checks a packet's.
+    /// An ACK to a QP of this device written straight into its ACK ring (`proto::packet_ring`)
+    /// rather than built as an skb, when its order with the responses before it is sure:
+    /// nothing of this step's is an skb, the destination's skb queue is empty and its ring has
+    /// room. The destination is checked as `recv::deliver` checks a packet's; `None` (nothing
+    /// delivered) when a check fails: the caller builds an skb.
     fn inline_ack(
         &self,
         out: &Outbox,
@@ -808,27 +859,27 @@ impl QpShared {
         bth: &Bth,
         aeth: &Aeth,
     ) -> Option<OutPacket> {
-        if out.has_skb() || !self.dev.netdev().is_own_mac(&av.dmac) {
+        // The outbox must take the entry that wakes the destination.
+        if out.has_skb() || !out.has_room() || !self.dev.netdev().is_own_mac(&av.dmac) {
             return None;
         }
         let to = self.dev.device::<RxeDev>()?.data().qps().get(bth.qpn)?;
-        if to.qp_type != QpType::Rc
-            || to.state_hint() < QpState::Rtr
-            || to.resp_pkts.len() != 0
-            || !to.ack_ring.lock().has_room()
-        {
+        if to.qp_type != QpType::Rc || to.state_hint() < QpState::Rtr || to.resp_pkts.len() != 0 {
             return None;
         }
-        let mut bytes = [0u8; ACK_LEN];
-        bth.write(&mut bytes[..]).ok()?;
-        aeth.write(bytes.get_mut(BTH_LEN..)?).ok()?;
+        let pushed = to.ack_ring.with(|ring| {
+            ring.push_with(ACK_LEN, 0, |bytes| {
+                let (head, rest) = bytes.split_at_mut(BTH_LEN);
+                rest.fill(0);
+                bth.write(head).is_ok() && aeth.write(rest).is_ok()
+            })
+        });
         let ip_len = match av.network_type {
             NetworkType::Ipv4 => IPV4_HDR_LEN,
             NetworkType::Ipv6 => IPV6_HDR_LEN,
         };
-        Some(OutPacket::Ack {
+        pushed.then(|| OutPacket::Delivered {
             to,
-            bytes,
             wire_len: ip_len + UDP_HDR_LEN + ACK_LEN,
         })
     }

@@ -45,10 +45,11 @@ use crate::net::{
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
     hdr::{Bth, Header, ICRC_LEN},
-    icrc::{self, IpHeader, UDP_HDR_LEN},
+    icrc::{self, IpHeader, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     opcode::{opcode_info, OpcodeInfo},
     packet::pad_len,
-    qp_state::QpState,
+    packet_ring::REQUEST_LEN,
+    qp_state::{QpState, QpType},
     task::{Drain, Finish, Request},
 };
 use core::sync::atomic::Ordering;
@@ -158,6 +159,52 @@ impl QpShared {
             })
     }
 
+    /// A request to a QP of this device written straight into its request ring
+    /// (`proto::packet_ring`) rather than built as an skb, when the packet fits a ring slot and its
+    /// order with the requests before it is sure: nothing of this step's is an skb
+    /// (`out_has_skb`), the destination's skb queue is empty and its ring has room. The
+    /// destination is checked as `recv::deliver` checks a packet's. `fill` writes the payload;
+    /// `None` (nothing delivered) when it fails or any check does: the caller builds an skb.
+    pub(crate) fn deliver_request(
+        &self,
+        av: &AddressVector,
+        mut bth: Bth,
+        hdrs: &Headers,
+        payload_len: usize,
+        out_has_skb: bool,
+        fill: impl FnOnce(&mut [u8]) -> bool,
+    ) -> Option<OutPacket> {
+        let info = opcode_info(bth.opcode)?;
+        let pad = pad_len(payload_len);
+        let len = info.length + payload_len + pad + ICRC_LEN;
+        if out_has_skb || len > REQUEST_LEN || !self.dev.netdev().is_own_mac(&av.dmac) {
+            return None;
+        }
+        let to = self.dev.device::<RxeDev>()?.data().qps().get(bth.qpn)?;
+        if to.qp_type != QpType::Rc || to.state_hint() < QpState::Rtr || to.req_pkts.len() != 0 {
+            return None;
+        }
+        bth.pad = pad as u8;
+        let ipv6 = av.network_type == NetworkType::Ipv6;
+        let pushed = to.req_ring.with(|ring| {
+            ring.push_with(len, u8::from(ipv6), |data| {
+                let (head, rest) = data.split_at_mut(info.length);
+                let Some((payload, trailer)) = rest.split_at_mut_checked(payload_len) else {
+                    return false;
+                };
+                // A slot holds an older packet's bytes: every byte is written.
+                head.fill(0);
+                trailer.fill(0);
+                write_headers(&bth, hdrs, info, head) && fill(payload)
+            })
+        });
+        let ip_len = if ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN };
+        pushed.then(|| OutPacket::Delivered {
+            to,
+            wire_len: ip_len + UDP_HDR_LEN + len,
+        })
+    }
+
     fn build_once<E>(
         &self,
         av: &AddressVector,
@@ -183,20 +230,8 @@ impl QpShared {
         let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, payload) else {
             return Err(BuildError::NoMemory.into());
         };
-        {
-            let data = skb.data_mut();
-            let ok = bth.write(data).is_ok()
-                && write_opt(&hdrs.reth, info, data)
-                && write_opt(&hdrs.aeth, info, data)
-                && write_opt(&hdrs.atmeth, info, data)
-                && write_opt(&hdrs.atmack, info, data)
-                && write_opt(&hdrs.deth, info, data)
-                && write_opt(&hdrs.immdt, info, data)
-                && write_opt(&hdrs.ieth, info, data)
-                && write_opt(&hdrs.feth, info, data);
-            if !ok {
-                return Err(BuildError::Unsendable.into());
-            }
+        if !write_headers(&bth, hdrs, info, skb.data_mut()) {
+            return Err(BuildError::Unsendable.into());
         }
         if by_reference {
             let mut sink = PayloadSink::by_reference(&mut skb, payload_len);
@@ -253,19 +288,13 @@ impl QpShared {
             rxe.count(Counter::SentPkts);
             let (mut skb, loopback) = match pkt {
                 OutPacket::Skb { skb, loopback } => (skb, loopback),
-                OutPacket::Ack {
-                    to,
-                    bytes,
-                    wire_len,
-                } => {
+                OutPacket::Delivered { to, wire_len } => {
+                    // Counted as the skb it stands for, sent and received.
                     rxe.count_bytes(Counter::SentBytes, wire_len);
-                    // Counted as the skb it stands for would be on arrival.
-                    if to.ack_ring.lock().push(bytes) {
-                        rxe.count(Counter::RcvdPkts);
-                        rxe.count_bytes(Counter::RcvdBytes, wire_len);
-                        if !woken.take(&to) {
-                            to.kick_deferred();
-                        }
+                    rxe.count(Counter::RcvdPkts);
+                    rxe.count_bytes(Counter::RcvdBytes, wire_len);
+                    if !woken.take(&to) {
+                        to.kick_deferred();
                     }
                     continue;
                 }
@@ -418,6 +447,20 @@ impl QpShared {
 
 /// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
 /// opcode has no such header or it does not fit.
+/// Writes the BTH and the extension headers `info` says the opcode has; `false` if they do not
+/// fit `data` or the opcode.
+fn write_headers(bth: &Bth, hdrs: &Headers, info: &OpcodeInfo, data: &mut [u8]) -> bool {
+    bth.write(data).is_ok()
+        && write_opt(&hdrs.reth, info, data)
+        && write_opt(&hdrs.aeth, info, data)
+        && write_opt(&hdrs.atmeth, info, data)
+        && write_opt(&hdrs.atmack, info, data)
+        && write_opt(&hdrs.deth, info, data)
+        && write_opt(&hdrs.immdt, info, data)
+        && write_opt(&hdrs.ieth, info, data)
+        && write_opt(&hdrs.feth, info, data)
+}
+
 fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
     let Some(h) = h else {
         return true;

@@ -3,7 +3,6 @@
 //! Host tests of the protocol core: against the C driver's captured packets,
 //! against a straight-from-the-spec ICRC, and as property tests.
 
-mod ack_ring;
 mod av;
 mod comp;
 mod cq;
@@ -17,6 +16,7 @@ mod mad;
 mod mcast;
 mod mw;
 mod opcode;
+mod packet_ring;
 mod params;
 mod parts;
 mod pcap;

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+use crate::proto::packet_ring::{AckRing, PacketRing, RequestRing, ACK_LEN, ACK_RING_LEN};
+use proptest::prelude::*;
+use std::collections::VecDeque;
+
+fn ack(n: u8) -> [u8; ACK_LEN] {
+    [n; ACK_LEN]
+}
+
+fn pop_bytes(ring: &mut AckRing) -> Option<std::vec::Vec<u8>> {
+    ring.pop().map(|e| e.bytes().to_vec())
+}
+
+#[test]
+fn fifo_up_to_its_length_then_refuses() {
+    let mut ring = AckRing::new();
+    for n in 0..ACK_RING_LEN as u8 {
+        assert!(ring.has_room());
+        assert!(ring.push(&ack(n), n));
+    }
+    assert!(!ring.has_room());
+    assert!(!ring.push(&ack(99), 0));
+    for n in 0..ACK_RING_LEN as u8 {
+        let e = ring.pop().unwrap();
+        assert_eq!(e.bytes(), &ack(n)[..]);
+        assert_eq!(e.tag(), n);
+    }
+    assert!(ring.pop().is_none());
+    assert!(ring.is_empty());
+}
+
+#[test]
+fn closed_ring_is_empty_and_refuses() {
+    let mut ring = AckRing::new();
+    assert!(ring.push(&ack(1), 0));
+    ring.close();
+    assert!(ring.is_empty());
+    assert!(!ring.has_room());
+    assert!(!ring.push(&ack(2), 0));
+    assert!(ring.pop().is_none());
+}
+
+#[test]
+fn cleared_ring_takes_pushes_again() {
+    let mut ring = AckRing::new();
+    for n in 0..5 {
+        assert!(ring.push(&ack(n), 0));
+    }
+    ring.clear();
+    assert!(ring.pop().is_none());
+    assert!(ring.push(&ack(7), 0));
+    assert_eq!(pop_bytes(&mut ring), Some(ack(7).to_vec()));
+}
+
+#[test]
+fn entries_keep_their_length_and_refuse_longer_than_a_slot() {
+    let mut ring = RequestRing::new();
+    assert!(ring.push(&[1, 2, 3], 1));
+    assert!(ring.push(&[9; 128], 0));
+    assert!(!ring.push(&[9; 129], 0));
+    assert_eq!(ring.front().unwrap().bytes(), &[1, 2, 3]);
+    // `front` leaves it in place.
+    assert_eq!(ring.front().unwrap().bytes(), &[1, 2, 3]);
+    ring.drop_front();
+    assert_eq!(ring.pop().unwrap().bytes().len(), 128);
+}
+
+#[test]
+fn a_failed_write_appends_nothing() {
+    let mut ring = RequestRing::new();
+    assert!(!ring.push_with(10, 0, |b| {
+        b.fill(5);
+        false
+    }));
+    assert!(ring.is_empty());
+    assert!(ring.push_with(4, 3, |b| {
+        b.copy_from_slice(&[4, 3, 2, 1]);
+        true
+    }));
+    let e = ring.pop().unwrap();
+    assert_eq!((e.bytes(), e.tag()), (&[4u8, 3, 2, 1][..], 3));
+}
+
+proptest! {
+    /// Any interleaving of pushes, pops and dropped fronts behaves as a bounded FIFO.
+    #[test]
+    fn behaves_as_a_bounded_fifo(ops in proptest::collection::vec(any::<Option<(u8, u8)>>(), 0..200)) {
+        let mut ring = PacketRing::<8, 5>::new();
+        let mut model = VecDeque::new();
+        for op in ops {
+            match op {
+                Some((n, len)) => {
+                    let len = usize::from(len % 12);
+                    let bytes = std::vec![n; len];
+                    let fits = model.len() < 5 && len <= 8;
+                    prop_assert_eq!(ring.push(&bytes, n), fits);
+                    if fits {
+                        model.push_back(bytes);
+                    }
+                }
+                None if model.len() % 2 == 0 => {
+                    prop_assert_eq!(ring.pop().map(|e| e.bytes().to_vec()), model.pop_front());
+                }
+                None => {
+                    prop_assert_eq!(ring.front().map(|e| e.bytes().to_vec()), model.front().cloned());
+                    ring.drop_front();
+                    model.pop_front();
+                }
+            }
+            prop_assert_eq!(ring.is_empty(), model.is_empty());
+            prop_assert_eq!(ring.has_room(), model.len() < 5);
+        }
+    }
+}
