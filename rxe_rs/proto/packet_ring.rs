@@ -12,13 +12,13 @@
 /// BTH, AETH and a (zero) ICRC: the UDP payload of an ACKNOWLEDGE.
 pub const ACK_LEN: usize = 20;
 
-/// Entries of an [`AckRing`]: 320 bytes per QP.
+/// Entries of an [`AckRing`]: 320 bytes of packets per QP.
 pub const ACK_RING_LEN: usize = 16;
 
 /// The largest request packet a [`RequestRing`] holds: a SEND of 112 bytes, an RDMA WRITE of 96.
 pub const REQUEST_LEN: usize = 128;
 
-/// Entries of a [`RequestRing`]: 1 KiB per QP.
+/// Entries of a [`RequestRing`]: 1 KiB of packets per QP.
 pub const REQUEST_RING_LEN: usize = 8;
 
 /// ACKs for a QP's completer.
