@@ -5,6 +5,10 @@
 
 use super::qp::QpShared;
 use crate::net::skb::SkBuff;
+use crate::proto::{
+    av::{AddressVector, NetworkType},
+    icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
+};
 use kernel::sync::Arc;
 
 /// A built packet, ready to go.
@@ -20,6 +24,21 @@ pub(crate) enum OutPacket {
         /// The IP packet it stands for, as the byte counters count it.
         wire_len: usize,
     },
+}
+
+impl OutPacket {
+    /// A packet of `len` bytes from its BTH to its ICRC, put into a ring of `to` and addressed
+    /// by `av`.
+    pub(crate) fn delivered(to: Arc<QpShared>, av: &AddressVector, len: usize) -> Self {
+        let ip_len = match av.network_type {
+            NetworkType::Ipv4 => IPV4_HDR_LEN,
+            NetworkType::Ipv6 => IPV6_HDR_LEN,
+        };
+        Self::Delivered {
+            to,
+            wire_len: ip_len + UDP_HDR_LEN + len,
+        }
+    }
 }
 
 /// Packets a step built, sent after the engine lock is released.

@@ -142,11 +142,9 @@ pub(crate) struct QpShared {
     #[pin]
     pub(crate) resp_pkts: SkbQueue,
     /// Looped-back ACKs for the completer, read before `resp_pkts`.
-    #[pin]
-    pub(crate) ack_ring: SharedRing<ACK_LEN, ACK_RING_LEN>,
+    pub(crate) ack_ring: Pin<KBox<SharedRing<ACK_LEN, ACK_RING_LEN>>>,
     /// Small looped-back requests for the responder, read before `req_pkts`.
-    #[pin]
-    pub(crate) req_ring: SharedRing<REQUEST_LEN, REQUEST_RING_LEN>,
+    pub(crate) req_ring: Pin<KBox<SharedRing<REQUEST_LEN, REQUEST_RING_LEN>>>,
     #[pin]
     pub(crate) retransmit_timer: Timer<QpShared>,
     #[pin]
@@ -344,6 +342,10 @@ impl RxeQp {
         let connected = matches!(qp_type, QpType::Rc | QpType::Uc);
         let engine = Engine::new(attrs, sq.geometry(), connected)?;
         let (cap, sq_sig_all) = (init.cap, init.sq_sig_all);
+        // Apart from `QpShared`, whose fields every step reads: a ring is read only when a
+        // small looped-back packet comes.
+        let ack_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
+        let req_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn: num,
@@ -360,8 +362,8 @@ impl RxeQp {
                 drained <- Completion::new(),
                 req_pkts <- SkbQueue::new(),
                 resp_pkts <- SkbQueue::new(),
-                ack_ring <- SharedRing::new(),
-                req_ring <- SharedRing::new(),
+                ack_ring,
+                req_ring,
                 retransmit_timer <- Timer::new(RETRANSMIT_TIMER),
                 rnr_timer <- Timer::new(RNR_TIMER),
                 eng <- new_spinlock!(engine),

@@ -6,7 +6,6 @@
 
 use super::{
     counters::Counter,
-    device::RxeDev,
     engine::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
         RxeError, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
@@ -19,13 +18,12 @@ use super::{
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
 use crate::proto::{
-    av::{AddressVector, NetworkType},
+    av::AddressVector,
     hdr::GSI_QKEY,
     hdr::{
         Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header as _, Ieth, Immdt, NakCode, Reth, Syndrome,
         BTH_LEN, DEFAULT_PKEY,
     },
-    icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
     opcode::{self, Mask},
     packet::Packet,
     packet_ring::ACK_LEN,
@@ -860,13 +858,10 @@ impl QpShared {
         aeth: &Aeth,
     ) -> Option<OutPacket> {
         // The outbox must take the entry that wakes the destination.
-        if out.has_skb() || !out.has_room() || !self.dev.netdev().is_own_mac(&av.dmac) {
+        if out.has_skb() || !out.has_room() {
             return None;
         }
-        let to = self.dev.device::<RxeDev>()?.data().qps().get(bth.qpn)?;
-        if to.qp_type != QpType::Rc || to.state_hint() < QpState::Rtr || to.resp_pkts.len() != 0 {
-            return None;
-        }
+        let to = self.ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)?;
         let pushed = to.ack_ring.with(|ring| {
             ring.push_with(ACK_LEN, 0, |bytes| {
                 let (head, rest) = bytes.split_at_mut(BTH_LEN);
@@ -874,14 +869,7 @@ impl QpShared {
                 bth.write(head).is_ok() && aeth.write(rest).is_ok()
             })
         });
-        let ip_len = match av.network_type {
-            NetworkType::Ipv4 => IPV4_HDR_LEN,
-            NetworkType::Ipv6 => IPV6_HDR_LEN,
-        };
-        pushed.then(|| OutPacket::Delivered {
-            to,
-            wire_len: ip_len + UDP_HDR_LEN + ACK_LEN,
-        })
+        pushed.then(|| OutPacket::delivered(to, av, ACK_LEN))
     }
 
     /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an

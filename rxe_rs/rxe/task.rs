@@ -40,12 +40,12 @@ use crate::ib::{
 };
 use crate::net::{
     crc,
-    skb::{PayloadSink, Route, TxOwner, TxSkb},
+    skb::{PayloadSink, Route, SkbQueue, TxOwner, TxSkb},
 };
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
     hdr::{Bth, Header, ICRC_LEN},
-    icrc::{self, IpHeader, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
+    icrc::{self, IpHeader, UDP_HDR_LEN},
     opcode::{opcode_info, OpcodeInfo},
     packet::pad_len,
     packet_ring::REQUEST_LEN,
@@ -177,13 +177,10 @@ impl QpShared {
         let info = opcode_info(bth.opcode)?;
         let pad = pad_len(payload_len);
         let len = info.length + payload_len + pad + ICRC_LEN;
-        if out_has_skb || len > REQUEST_LEN || !self.dev.netdev().is_own_mac(&av.dmac) {
+        if out_has_skb || len > REQUEST_LEN {
             return None;
         }
-        let to = self.dev.device::<RxeDev>()?.data().qps().get(bth.qpn)?;
-        if to.qp_type != QpType::Rc || to.state_hint() < QpState::Rtr || to.req_pkts.len() != 0 {
-            return None;
-        }
+        let to = self.ring_destination(av, bth.qpn, |qp| &qp.req_pkts)?;
         bth.pad = pad as u8;
         let ipv6 = av.network_type == NetworkType::Ipv6;
         let pushed = to.req_ring.with(|ring| {
@@ -198,11 +195,25 @@ impl QpShared {
                 write_headers(&bth, hdrs, info, head) && fill(payload)
             })
         });
-        let ip_len = if ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN };
-        pushed.then(|| OutPacket::Delivered {
-            to,
-            wire_len: ip_len + UDP_HDR_LEN + len,
-        })
+        pushed.then(|| OutPacket::delivered(to, av, len))
+    }
+
+    /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go
+    /// into one of its rings: it is checked as `recv::deliver` checks a packet's, and its skb
+    /// queue the ring stands in front of (`queue`) must be empty, so that the packet keeps its
+    /// order with those before it.
+    pub(crate) fn ring_destination(
+        &self,
+        av: &AddressVector,
+        qpn: u32,
+        queue: impl FnOnce(&QpShared) -> &SkbQueue,
+    ) -> Option<Arc<QpShared>> {
+        if !self.dev.netdev().is_own_mac(&av.dmac) {
+            return None;
+        }
+        let to = self.dev.device::<RxeDev>()?.data().qps().get(qpn)?;
+        let usable = to.qp_type == QpType::Rc && to.state_hint() >= QpState::Rtr;
+        (usable && queue(&to).len() == 0).then_some(to)
     }
 
     fn build_once<E>(
