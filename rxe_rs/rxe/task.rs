@@ -456,8 +456,6 @@ impl QpShared {
     }
 }
 
-/// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
-/// opcode has no such header or it does not fit.
 /// Writes the BTH and the extension headers `info` says the opcode has; `false` if they do not
 /// fit `data` or the opcode.
 fn write_headers(bth: &Bth, hdrs: &Headers, info: &OpcodeInfo, data: &mut [u8]) -> bool {
@@ -472,6 +470,8 @@ fn write_headers(bth: &Bth, hdrs: &Headers, info: &OpcodeInfo, data: &mut [u8]) 
         && write_opt(&hdrs.feth, info, data)
 }
 
+/// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
+/// opcode has no such header or it does not fit.
 fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
     let Some(h) = h else {
         return true;

@@ -11,10 +11,13 @@ set -u
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per perftest run (server and client each)
 BW_ITERS=${BW_ITERS:-5000}        # ib_*_bw at BW_SIZE: 5000 x 64 KiB = 312 MiB each
 LAT_ITERS=${LAT_ITERS:-5000}      # ib_*_lat at LAT_SIZE
+# _64B: 40000 messages, a second or two here; with 5000 (0.1-0.2 s) start-up weighs and the 8-QP
+# rate of one build spread over 0.017-0.054 Mpps in six runs (40000: 0.028-0.057, five 0.047-0.057).
+RATE_ITERS=${RATE_ITERS:-40000}
 BW_SIZE=65536 LAT_SIZE=2
 # A test is a perftest program with optional suffixes: _q8 (8 QPs, -q 8, iterations per QP
-# divided by 8), _64B (64-byte messages), _1M (1 MiB messages, a sixteenth of the iterations),
-# _rate (the message rate in Mpps instead of the bandwidth), _ev (-e: sleep on CQ events).
+# divided by 8), _64B (RATE_ITERS 64-byte messages), _1M (1 MiB messages, a sixteenth of the
+# iterations), _rate (the message rate in Mpps instead of the bandwidth), _ev (-e: sleep on CQ events).
 TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_write_bw_q8 ib_read_bw_q8 ib_send_bw_q8 \
 ib_send_bw_64B_rate ib_send_bw_64B_q8_rate ib_write_bw_1M ib_send_lat ib_write_lat ib_send_lat_ev}
 DRIVERS=${DRIVERS:-c rs}
@@ -38,7 +41,7 @@ perf() {
 	prog=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$t")
 	case $t in *_lat | *_lat_ev) size=$LAT_SIZE n=$LAT_ITERS col=5 ;; esac # t_typical; bw: BW average
 	case $t in *_ev) flags+=(-e) ;; esac
-	case $t in *_64B*) size=64 ;; esac
+	case $t in *_64B*) size=64 n=$RATE_ITERS ;; esac
 	case $t in *_1M*) size=1048576 n=$((BW_ITERS / 16)) ;; esac
 	case $t in *_q8*) flags+=(-q 8) n=$((n / 8)) ;; esac
 	case $t in *_rate) col=5 ;; esac # MsgRate[Mpps]
