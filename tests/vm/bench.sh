@@ -11,8 +11,9 @@ set -u
 TEST_TIMEOUT=${TEST_TIMEOUT:-120} # seconds per perftest run (server and client each)
 BW_ITERS=${BW_ITERS:-5000}        # ib_*_bw at BW_SIZE: 5000 x 64 KiB = 312 MiB each
 LAT_ITERS=${LAT_ITERS:-5000}      # ib_*_lat at LAT_SIZE
-# _64B: 40000 messages, a second or two here; with 5000 (0.1-0.2 s) start-up weighs and the 8-QP
-# rate of one build spread over 0.017-0.054 Mpps in six runs (40000: 0.028-0.057, five 0.047-0.057).
+# _64B: 40000 messages, a second or two here; with 5000 (0.1-0.2 s) start-up weighs and the
+# 8-QP rate of one build spread over 0.017-0.054 Mpps in six runs (40000: 0.028-0.057, five of
+# them 0.047-0.057).
 RATE_ITERS=${RATE_ITERS:-40000}
 BW_SIZE=65536 LAT_SIZE=2
 # A test is a perftest program with optional suffixes: _q8 (8 QPs, -q 8, iterations per QP
