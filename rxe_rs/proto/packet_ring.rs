@@ -125,6 +125,17 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
         (self.len > 0).then(|| self.entries[self.head])
     }
 
+    /// Copies the oldest packet, left in the ring, to the start of `to`: its length and tag.
+    /// Copies only the packet's bytes, where [`Self::front`] copies a whole slot.
+    pub fn copy_front(&self, to: &mut [u8; SLOT]) -> Option<(usize, u8)> {
+        if self.len == 0 {
+            return None;
+        }
+        let entry = &self.entries[self.head];
+        to[..entry.len].copy_from_slice(entry.bytes());
+        Some((entry.len, entry.tag))
+    }
+
     /// Removes the oldest packet.
     pub fn drop_front(&mut self) {
         if self.len > 0 {

@@ -26,7 +26,7 @@ use crate::proto::{
     },
     opcode::{self, Mask},
     packet::Packet,
-    packet_ring::ACK_LEN,
+    packet_ring::{ACK_LEN, REQUEST_LEN},
     parts::Parts,
     psn::psn_add,
     qp_state::{QpState, QpType},
@@ -157,11 +157,11 @@ impl Engine {
         // was empty), and those are older than every queued skb (`proto::packet_ring`). A ring
         // request that waits for pages stays at the ring's head.
         if self.resp.paused.is_none() && !qp.req_ring.looks_empty() {
-            let entry = qp.req_ring.with(|r| r.front());
-            if let Some(entry) = entry {
+            let mut bytes = [0; REQUEST_LEN];
+            if let Some((len, tag)) = qp.req_ring.with(|r| r.copy_front(&mut bytes)) {
                 self.communication_established(qp, state);
-                if let Ok(pkt) = Packet::parse(entry.bytes()) {
-                    if self.handle_packet(qp, rcu, out, None, entry.tag() != 0, &pkt) {
+                if let Ok(pkt) = Packet::parse(&bytes[..len]) {
+                    if self.handle_packet(qp, rcu, out, None, tag != 0, &pkt) {
                         return false;
                     }
                 }

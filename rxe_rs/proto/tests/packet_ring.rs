@@ -67,6 +67,22 @@ fn entries_keep_their_length_and_refuse_longer_than_a_slot() {
 }
 
 #[test]
+fn copy_front_copies_the_packet_only_and_leaves_it() {
+    let mut ring = RequestRing::new();
+    let mut to = [7u8; 128];
+    assert_eq!(ring.copy_front(&mut to), None);
+    assert_eq!(to, [7; 128]);
+    assert!(ring.push(&[1, 2, 3], 4));
+    assert!(ring.push(&[5; 128], 0));
+    assert_eq!(ring.copy_front(&mut to), Some((3, 4)));
+    assert_eq!(to[..4], [1, 2, 3, 7]);
+    assert_eq!(ring.len(), 2);
+    ring.drop_front();
+    assert_eq!(ring.copy_front(&mut to), Some((128, 0)));
+    assert_eq!(to, [5; 128]);
+}
+
+#[test]
 fn a_failed_write_appends_nothing() {
     let mut ring = RequestRing::new();
     assert!(!ring.push_with(10, 0, |b| {
@@ -103,7 +119,10 @@ proptest! {
                     prop_assert_eq!(ring.pop().map(|e| e.bytes().to_vec()), model.pop_front());
                 }
                 None => {
-                    prop_assert_eq!(ring.front().map(|e| e.bytes().to_vec()), model.front().cloned());
+                    let mut to = [0; 8];
+                    let front = ring.copy_front(&mut to).map(|(len, _)| to[..len].to_vec());
+                    prop_assert_eq!(&front, &model.front().cloned());
+                    prop_assert_eq!(ring.front().map(|e| e.bytes().to_vec()), front);
                     ring.drop_front();
                     model.pop_front();
                 }
