@@ -137,8 +137,14 @@ impl QpShared {
     /// Whether a completer step would find nothing to do; `false` when unsure. A response
     /// queued later wakes the task itself; a timeout left set is cleared by a step.
     pub(crate) fn completer_idle(&self, eng: &Engine) -> bool {
-        if eng.state() != QpState::Rts {
-            return false;
+        match eng.state() {
+            QpState::Rts => {}
+            // A step only empties the response queues: a receive-only QP (in RTR, as perftest's
+            // servers are) would otherwise take a second, empty step after every request.
+            QpState::Reset | QpState::Init | QpState::Rtr => {
+                return self.resp_pkts.len() == 0 && self.ack_ring.looks_empty();
+            }
+            _ => return false,
         }
         if eng.comp.fault == FaultWait::Waiting {
             return true;
