@@ -18,7 +18,8 @@ RATE_ITERS=${RATE_ITERS:-40000}
 BW_SIZE=65536 LAT_SIZE=2
 # A test is a perftest program with optional suffixes: _q8 (8 QPs, -q 8, iterations per QP
 # divided by 8), _64B (RATE_ITERS 64-byte messages), _1M (1 MiB messages, a sixteenth of the
-# iterations), _rate (the message rate in Mpps instead of the bandwidth), _ev (-e: sleep on CQ events).
+# iterations), _rate (the message rate in Mpps instead of the bandwidth), _ev (-e: sleep on CQ
+# events).
 TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_write_bw_q8 ib_read_bw_q8 ib_send_bw_q8 \
 ib_send_bw_64B_rate ib_send_bw_64B_q8_rate ib_write_bw_1M ib_send_lat ib_write_lat ib_send_lat_ev}
 DRIVERS=${DRIVERS:-c rs}
