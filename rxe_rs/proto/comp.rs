@@ -331,6 +331,19 @@ pub const fn outstanding(req_psn: u32, comp_psn: u32) -> bool {
     psn_diff(req_psn, comp_psn) > 0
 }
 
+/// The requester's window after an RNR NAK that named `probe`: `Some(0)` while `probe` is
+/// unacknowledged (the retry resends that request alone), `None` once the completer's
+/// `comp_psn` has passed it (the probe is over, the whole window opens). A responder without a
+/// receive WQE NAKs the first request and drops the ones after it, so resending the window at
+/// every retry only repeats packets it drops.
+pub const fn rnr_probe_window(comp_psn: u32, probe: u32) -> Option<u32> {
+    if psn_diff(comp_psn, probe) > 0 {
+        None
+    } else {
+        Some(0)
+    }
+}
+
 /// One retry taken from a budget (`retry_cnt` or `rnr_retry`): the budget left, or `None`
 /// when it is spent. [`RETRY_INFINITE`] never runs out (C `COMPST_ERROR_RETRY`,
 /// `COMPST_RNR_RETRY`).

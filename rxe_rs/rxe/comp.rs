@@ -552,6 +552,7 @@ impl QpShared {
         self.dev.count(Counter::RcvRnr);
         self.rewind(eng);
         eng.req.rnr_wait = true;
+        eng.req.rnr_probe = Some(eng.comp.psn);
         let usecs = crate::proto::hdr::rnr_timer_usec(timer);
         self.rnr_timer
             .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));

@@ -255,6 +255,10 @@ pub(crate) struct ReqState {
     pub(crate) noack_pkts: u32,
     /// Waiting for the RNR timer before retrying.
     pub(crate) rnr_wait: bool,
+    /// The PSN the last RNR NAK named, until it is acknowledged: the retry sends that packet
+    /// alone, with AckReq, and the rest of the window after its ACK, rather than a window a
+    /// responder still without a receive WQE drops (C resends the whole window).
+    pub(crate) rnr_probe: Option<u32>,
     /// In SQD, until the WQEs already started are acknowledged (`attr.sq_draining`); then
     /// `IB_EVENT_SQ_DRAINED`.
     pub(crate) sq_draining: bool,

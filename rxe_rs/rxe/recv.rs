@@ -133,27 +133,27 @@ impl Woken {
         }
     }
 
-    /// Takes `qp` to run; `false` if it may not run here (a kernel QP: its ULP's completion
-    /// handlers keep being called from the workqueue) or there is no room (it is then
-    /// scheduled).
-    pub(crate) fn take(&mut self, qp: &Arc<QpShared>) -> bool {
+    /// Takes `qp` to run; `qp` back if it may not run here (a kernel QP: its ULP's completion
+    /// handlers keep being called from the workqueue) or there is no room (the caller then
+    /// schedules it).
+    pub(crate) fn take(&mut self, qp: Arc<QpShared>) -> Result<(), Arc<QpShared>> {
         if !qp.is_user {
-            return false;
+            return Err(qp);
         }
         let n = self.qps.len();
         if (0..self.len).any(|i| {
             self.qps[(self.head + i) % n]
                 .as_ref()
-                .is_some_and(|held| Arc::ptr_eq(held, qp))
+                .is_some_and(|held| Arc::ptr_eq(held, &qp))
         }) {
-            return true;
+            return Ok(());
         }
         if self.len == n {
-            return false;
+            return Err(qp);
         }
-        self.qps[(self.head + self.len) % n] = Some(qp.clone());
+        self.qps[(self.head + self.len) % n] = Some(qp);
         self.len += 1;
-        true
+        Ok(())
     }
 
     /// The QP taken first of those left.
@@ -238,7 +238,7 @@ fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, woken: Option<&mut
         return;
     }
     // A QP being destroyed has closed its queues: the packet is dropped, not left behind.
-    if queue.push(skb) && !woken.is_some_and(|w| w.take(qp)) {
+    if queue.push(skb) && woken.is_none_or(|w| w.take(qp.clone()).is_err()) {
         qp.kick_deferred();
     }
 }

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::net::skb::PayloadSink;
 use crate::proto::{
+    comp as decide,
     hdr::{Atmeth, Bth, Deth, Feth, Ieth, Immdt, Reth, DEFAULT_PKEY, GSI_QKEY},
     opcode::{self, opcode_info, Mask},
     psn::{psn_add, psn_diff},
@@ -224,10 +225,16 @@ impl Engine {
         Continue(())
     }
 
-    /// C's window check. RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged; any type: not too
-    /// many packets still in the stack (UC and UD have no window).
-    fn check_limits(&self, qp: &QpShared) -> Flow {
-        let window_end = psn_add(self.comp.psn, MAX_UNACKED_PSNS);
+    /// C's window check. RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged, none after an
+    /// RNR probe (`req.rnr_probe`) until it is acknowledged; any type: not too many
+    /// packets still in the stack (UC and UD have no window).
+    fn check_limits(&mut self, qp: &QpShared) -> Flow {
+        let probe = self.req.rnr_probe;
+        let probe_window = probe.and_then(|p| decide::rnr_probe_window(self.comp.psn, p));
+        if probe_window.is_none() {
+            self.req.rnr_probe = None;
+        }
+        let window_end = psn_add(self.comp.psn, probe_window.unwrap_or(MAX_UNACKED_PSNS));
         if qp.qp_type == QpType::Rc && psn_diff(self.req.psn, window_end) > 0 {
             return Break(Exit::Done(false));
         }
@@ -307,7 +314,8 @@ impl Engine {
             w.npsn = (w.wqe.length - w.read_offset).div_ceil(mtu).max(1);
         }
         self.req.noack_pkts += 1;
-        let ack_req = qp.qp_type == QpType::Rc && (end || self.req.noack_pkts > MAX_PKT_PER_ACK);
+        let ack_req = qp.qp_type == QpType::Rc
+            && (end || self.req.noack_pkts > MAX_PKT_PER_ACK || self.req.rnr_probe == Some(w.psn));
         if ack_req {
             self.req.noack_pkts = 0;
         }

@@ -304,7 +304,7 @@ impl QpShared {
                     rxe.count_bytes(Counter::SentBytes, wire_len);
                     rxe.count(Counter::RcvdPkts);
                     rxe.count_bytes(Counter::RcvdBytes, wire_len);
-                    if !woken.take(&to) {
+                    if let Err(to) = woken.take(to) {
                         to.kick_deferred();
                     }
                     continue;

@@ -9,8 +9,8 @@ use proptest::prelude::*;
 
 use crate::proto::comp::{
     check_response, nak_status, outstanding, resume_opcode, retransmit_usecs, retry, rewind_wqe,
-    spend_retry, Check, HeadWqe, Resend, Response, Retry, RewindStep, RewindWqe, WqeState,
-    RETRY_INFINITE,
+    rnr_probe_window, spend_retry, Check, HeadWqe, Resend, Response, Retry, RewindStep, RewindWqe,
+    WqeState, RETRY_INFINITE,
 };
 use crate::proto::hdr::{NakCode, Syndrome};
 use crate::proto::opcode::{self, opcode_info, Mask};
@@ -403,6 +403,28 @@ fn head_state_decides_first() {
 }
 
 // --- retries ---------------------------------------------------------------------------------
+
+#[test]
+fn rnr_probe_closes_the_window_until_acknowledged() {
+    // The NAKed PSN not yet acknowledged: the probe alone.
+    assert_eq!(rnr_probe_window(100, 100), Some(0));
+    // Acknowledged (the completer moved past it): the whole window.
+    assert_eq!(rnr_probe_window(101, 100), None);
+    assert_eq!(rnr_probe_window(5000, 100), None);
+    // Across the 24-bit wrap.
+    assert_eq!(rnr_probe_window(PSN_MASK, PSN_MASK), Some(0));
+    assert_eq!(rnr_probe_window(0, PSN_MASK), None);
+    assert_eq!(rnr_probe_window(3, PSN_MASK - 2), None);
+}
+
+proptest! {
+    /// Whatever the PSNs, the probe holds exactly until `comp_psn` is past it.
+    #[test]
+    fn rnr_probe_ends_when_comp_psn_passes(probe in 0..=PSN_MASK, ahead in 0u32..(1 << 22)) {
+        let comp = psn_add(probe, ahead);
+        prop_assert_eq!(rnr_probe_window(comp, probe).is_none(), ahead > 0);
+    }
+}
 
 #[test]
 fn retry_budget_counts_down_and_seven_is_infinite() {

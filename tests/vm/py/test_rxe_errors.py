@@ -6,6 +6,9 @@ Error flows of an RC connection, checked the same way against the C rdma_rxe and
 - a wrong rkey: REM_ACCESS_ERR on the requester, both QPs in ERROR, the rest flushed;
 - a receiver that posts its receive late: RNR NAKs retried until it does (rnr_retry = 7);
 - rnr_retry = 1 with no receive ever: RNR_RETRY_EXC_ERR;
+- several SENDs to a receiver without receive WQEs: each RNR retry resends the NAKed request
+  alone until it is acknowledged, not the whole window the responder would drop (C resends the
+  window, so this one fails on C), and every SEND completes once the receives are posted;
 - RTS -> SQD raises IBV_EVENT_SQ_DRAINED once the send queue is drained, and SQD -> RTS resumes
   (the C driver raises the event but never sends a WR that SQD held back: its send task is not
   scheduled on SQD -> RTS, so this one fails on C);
@@ -87,10 +90,15 @@ class RcDeepSq(RcRemote):
         return QPCap(max_send_wr=8, max_recv_wr=self.num_msgs)
 
 
-def counter(dev, name):
+def counters(dev):
+    """The port's counters by name (`rdma statistic`)."""
     out = subprocess.run(['rdma', 'statistic', 'show', 'link', f'{dev}/1'],
                          capture_output=True, text=True, check=True).stdout.split()
-    return int(out[out.index(name) + 1])
+    return {k: int(v) for k, v in zip(out, out[1:]) if v.isdigit() and not k.isdigit()}
+
+
+def counter(dev, name):
+    return counters(dev)[name]
 
 
 def qp_state(res):
@@ -252,6 +260,29 @@ class RxeErrorFlows(RDMATestCase):
         msg = srv.mem_read(srv.msg_size)
         self.assertEqual(msg, b'c' * srv.msg_size)
         self.assertGreater(counter(self.dev_name, 'rcvd_rnr_err'), before)
+
+    def test_rnr_retry_probes(self):
+        self.create_players(RcDeepSq)
+        cli, srv = self.client, self.server
+        n = 8
+        before = counters(self.dev_name)
+        for _ in range(n):
+            wr, _ = u.get_send_elements(cli, False)
+            u.post_send(cli, wr)
+        time.sleep(0.5)
+        after = counters(self.dev_name)
+        moved = {k: after[k] - before[k] for k in after if after[k] != before[k]}
+        rnr, pkts = moved.get('rcvd_rnr_err', 0), moved.get('sent_pkts', 0)
+        self.assertGreater(rnr, 1, 'no RNR retry within 0.5 s')
+        # About a request and its RNR NAK per retry, with room for the first burst and a
+        # retransmit timeout; resending the window (C) is n requests and two NAKs per retry.
+        self.assertLessEqual(pkts, 2 * n + 3 * rnr, f'{pkts} packets for {rnr} RNR NAKs: {moved}')
+        for _ in range(n):
+            u.post_recv(srv, u.get_recv_wr(srv))
+        u.poll_cq(cli.cq, n)
+        u.poll_cq(srv.cq, n)
+        self.assertEqual(srv.mem_read(srv.msg_size), b'c' * srv.msg_size)
+        self.assertEqual(qp_state(cli), e.IBV_QPS_RTS)
 
     def test_rnr_retry_exceeded(self):
         self.create_players(RcRnrOnce)
