@@ -95,7 +95,6 @@ void rxe_rs_skb_set_tx_destructor(struct sk_buff *skb, void (*dtor)(struct sk_bu
 void *rxe_rs_skb_tx_destructor_arg(struct sk_buff *skb);
 void rxe_rs_skb_queue_init(struct sk_buff_head *q);
 struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q);
-unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q);
 void rxe_rs_skb_queue_purge(struct sk_buff_head *q);
 bool rxe_rs_skb_queue_tail_open(struct sk_buff_head *q, bool *closed, struct sk_buff *skb);
 void rxe_rs_skb_queue_close(struct sk_buff_head *q, bool *closed);
@@ -129,7 +128,6 @@ void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *
 void rxe_rs_mod_timer(struct timer_list *timer, unsigned long delay_jiffies);
 void rxe_rs_timer_shutdown_sync(struct timer_list *timer);
 unsigned long rxe_rs_usecs_to_jiffies(unsigned int usecs);
-unsigned long rxe_rs_jiffies(void);
 void rxe_rs_local_bh_disable(void);
 void rxe_rs_local_bh_enable(void);
 void rxe_rs_cq_comp_handler(struct ib_cq *cq);

@@ -566,11 +566,6 @@ struct sk_buff *rxe_rs_skb_dequeue(struct sk_buff_head *q)
 	return skb_dequeue(q);
 }
 
-unsigned int rxe_rs_skb_queue_len(const struct sk_buff_head *q)
-{
-	return skb_queue_len_lockless(q);
-}
-
 void rxe_rs_skb_queue_purge(struct sk_buff_head *q)
 {
 	if (!skb_queue_empty_lockless(q))
@@ -718,11 +713,6 @@ void rxe_rs_timer_shutdown_sync(struct timer_list *timer)
 unsigned long rxe_rs_usecs_to_jiffies(unsigned int usecs)
 {
 	return usecs_to_jiffies(usecs);
-}
-
-unsigned long rxe_rs_jiffies(void)
-{
-	return jiffies;
 }
 
 void rxe_rs_local_bh_disable(void)

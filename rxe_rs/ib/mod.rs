@@ -4,6 +4,7 @@
 //! raw bindings. Everything the driver needs from C comes through here.
 
 pub(crate) mod ah;
+pub(crate) mod arc_slot;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod driver;

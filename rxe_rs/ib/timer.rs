@@ -117,8 +117,10 @@ impl<T: TimerOwner> PinnedDrop for Timer<T> {
 
 /// The kernel's tick count (`jiffies`).
 pub(crate) fn jiffies() -> u64 {
-    // SAFETY: reads a kernel variable; no preconditions.
-    unsafe { ffi::rxe_rs_jiffies() as u64 }
+    // SAFETY: `jiffies` is a kernel variable that lives for ever; a volatile load is C's read of
+    // it (`volatile` there), inline: a run of a QP's task reads it after every step.
+    let now = unsafe { core::ptr::read_volatile(&raw const kernel::bindings::jiffies) };
+    now as u64
 }
 
 /// Microseconds to jiffies, rounded up.

@@ -514,8 +514,12 @@ impl SkbQueue {
 
     /// How many packets wait (a hint: other contexts may push meanwhile).
     pub(crate) fn len(&self) -> usize {
-        // SAFETY: the queue is initialised; a lockless read of its length.
-        unsafe { ffi::rxe_rs_skb_queue_len(self.head.get()) as usize }
+        let head = self.head.get();
+        // SAFETY: the queue is initialised and lives as long as `self`; a volatile load of its
+        // length is `skb_queue_len_lockless`'s `READ_ONCE`, read inline: every step of a QP
+        // looks at its queues.
+        let qlen = unsafe { core::ptr::read_volatile(&raw const (*head).qlen) };
+        qlen as usize
     }
 
     /// Frees every packet waiting.

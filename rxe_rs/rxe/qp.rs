@@ -18,6 +18,7 @@ use super::{
 };
 use crate::ib::mem::KernelMem;
 use crate::ib::{
+    arc_slot::ArcSlot,
     device::{DevicePart, PdId},
     handles::{BhDisabled, QpHandle},
     qp::{KernelSendWr, QpAttrs, QpAv, QpInit, QpLinks, QpOps},
@@ -177,6 +178,10 @@ pub(crate) struct QpShared {
     /// The route of the QP's last packet, reused while valid (C keeps an RC QP's in its socket).
     #[pin]
     pub(crate) route_cache: RouteCache,
+    /// The QP of this device the last looped-back packet went into a ring of, kept so the next
+    /// one need not look it up in the QP table (`QpShared::ring_destination`); let go when a
+    /// ring refuses a packet (a destroyed QP's rings are closed) and when this QP is destroyed.
+    pub(crate) ring_peer: ArcSlot<QpShared>,
 }
 
 /// Packets in the stack above which the requester stops (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`): a
@@ -379,6 +384,7 @@ impl RxeQp {
                 skbs_out: AtomicU32::new(0),
                 need_skb: AtomicBool::new(false),
                 route_cache <- RouteCache::new(),
+                ring_peer: ArcSlot::new(),
             }),
             GFP_KERNEL,
         )?;
@@ -631,6 +637,8 @@ impl RxeQp {
         }
         self.shared.resp_pkts.close();
         self.shared.drain();
+        // Two QPs that send to each other hold each other here: the cycle ends with either.
+        drop(self.shared.ring_peer.take());
         self.shared.retransmit_timer.shutdown();
         self.shared.rnr_timer.shutdown();
         qps.give_back(&self.qpn);

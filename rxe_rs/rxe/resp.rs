@@ -869,7 +869,11 @@ impl QpShared {
                 bth.write(head).is_ok() && aeth.write(rest).is_ok()
             })
         });
-        pushed.then(|| OutPacket::delivered(to, av, ACK_LEN))
+        if !pushed {
+            self.forget_ring_peer();
+            return None;
+        }
+        Some(OutPacket::delivered(to, av, ACK_LEN))
     }
 
     /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an

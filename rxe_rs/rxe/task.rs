@@ -195,13 +195,20 @@ impl QpShared {
                 write_headers(&bth, hdrs, info, head) && fill(payload)
             })
         });
-        pushed.then(|| OutPacket::delivered(to, av, len))
+        if !pushed {
+            self.forget_ring_peer();
+            return None;
+        }
+        Some(OutPacket::delivered(to, av, len))
     }
 
     /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go
     /// into one of its rings: it is checked as `recv::deliver` checks a packet's, and its skb
     /// queue the ring stands in front of (`queue`) must be empty, so that the packet keeps its
-    /// order with those before it.
+    /// order with those before it. The QP is the one kept in [`QpShared::ring_peer`] if that is
+    /// numbered `qpn`: it was in the QP table when a packet last went into its ring, and if it
+    /// has been destroyed since, its rings are closed and the caller, refused, calls
+    /// [`QpShared::forget_ring_peer`].
     pub(crate) fn ring_destination(
         &self,
         av: &AddressVector,
@@ -211,9 +218,21 @@ impl QpShared {
         if !self.dev.netdev().is_own_mac(&av.dmac) {
             return None;
         }
-        let to = self.dev.device::<RxeDev>()?.data().qps().get(qpn)?;
+        let to = match self.ring_peer.take() {
+            Some(peer) if peer.qpn == qpn => peer,
+            _ => self.dev.device::<RxeDev>()?.data().qps().get(qpn)?,
+        };
         let usable = to.qp_type == QpType::Rc && to.state_hint() >= QpState::Rtr;
-        (usable && queue(&to).len() == 0).then_some(to)
+        let ready = usable && queue(&to).len() == 0;
+        // Taken empty above: nothing comes back.
+        let _ = self.ring_peer.put(to.clone());
+        ready.then_some(to)
+    }
+
+    /// A ring of the QP kept in [`QpShared::ring_peer`] refused a packet: the next one looks the
+    /// destination up again.
+    pub(crate) fn forget_ring_peer(&self) {
+        drop(self.ring_peer.take());
     }
 
     fn build_once<E>(
