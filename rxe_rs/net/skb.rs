@@ -506,8 +506,12 @@ impl SkbQueue {
         unsafe { ffi::rxe_rs_skb_queue_close(self.head.get(), self.closed.get()) };
     }
 
-    /// Takes the first packet.
+    /// Takes the first packet. An empty queue is seen without its lock: a packet pushed after
+    /// that look wakes the consumer's task, which looks again.
     pub(crate) fn pop(&self) -> Option<SkBuff> {
+        if self.len() == 0 {
+            return None;
+        }
         // SAFETY: the queue is initialised; a dequeued skb is ours.
         unsafe { SkBuff::from_raw(ffi::rxe_rs_skb_dequeue(self.head.get())) }
     }

@@ -8,7 +8,7 @@ use super::{
     ah::RxeAh,
     cq::{CqShared, RxeCq},
     engine::Engine,
-    mr::RxeMr,
+    mr::{MrShared, RxeMr},
     packet_rings::SharedRing,
     pool::{IndexPool, PoolIndex},
     ring::{errno, Ring},
@@ -182,6 +182,8 @@ pub(crate) struct QpShared {
     /// one need not look it up in the QP table (`QpShared::ring_destination`); let go when a
     /// ring refuses a packet (a destroyed QP's rings are closed) and when this QP is destroyed.
     pub(crate) ring_peer: ArcSlot<QpShared>,
+    /// The MR of the last local access (`req::lookup_local`), checked again at every use.
+    pub(crate) local_mr: ArcSlot<MrShared>,
 }
 
 /// Packets in the stack above which the requester stops (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`): a
@@ -385,6 +387,7 @@ impl RxeQp {
                 need_skb: AtomicBool::new(false),
                 route_cache <- RouteCache::new(),
                 ring_peer: ArcSlot::new(),
+                local_mr: ArcSlot::new(),
             }),
             GFP_KERNEL,
         )?;
@@ -639,6 +642,7 @@ impl RxeQp {
         self.shared.drain();
         // Two QPs that send to each other hold each other here: the cycle ends with either.
         drop(self.shared.ring_peer.take());
+        drop(self.shared.local_mr.take());
         self.shared.retransmit_timer.shutdown();
         self.shared.rnr_timer.shutdown();
         qps.give_back(&self.qpn);

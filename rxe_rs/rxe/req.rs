@@ -637,7 +637,10 @@ fn copy_payload(
     }
 }
 
-/// An MR of this QP's PD for a local access (`lookup_mr` with an lkey).
+/// An MR of this QP's PD for a local access (`lookup_mr` with an lkey). The MR the QP used
+/// last ([`QpShared::local_mr`]) is taken without a key-table lookup when it passes the same
+/// checks: its key is `lkey` and it is alive (a deregistered MR fails them, and then the table
+/// answers, as it would have).
 pub(crate) fn lookup_local(
     qp: &QpShared,
     lkey: u32,
@@ -645,8 +648,16 @@ pub(crate) fn lookup_local(
     addr: u64,
     len: usize,
 ) -> core::result::Result<Arc<MrShared>, RxeError> {
+    if let Some(mr) = qp.local_mr.take() {
+        if mr.check(lkey, qp.pd, access, addr, len).is_ok() {
+            // Taken empty above: nothing comes back.
+            let _ = qp.local_mr.put(mr.clone());
+            return Ok(mr);
+        }
+    }
     let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
     let mr = qp.dev.keys().mr(lkey).ok_or(no_mr)?;
     mr.check(lkey, qp.pd, access, addr, len)?;
+    drop(qp.local_mr.put(mr.clone()));
     Ok(mr)
 }
