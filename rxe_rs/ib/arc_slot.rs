@@ -43,9 +43,21 @@ impl<T> ArcSlot<T> {
         Some(unsafe { Arc::from_raw(raw) })
     }
 
-    /// Puts `arc` in the slot. The `Arc` it held, if any, is returned: the caller drops it
-    /// where dropping a last reference is allowed.
-    pub(crate) fn put(&self, arc: Arc<T>) -> Option<Arc<T>> {
+    /// A clone of the `Arc` the slot holds, if `wanted` accepts it; the slot keeps it either way.
+    pub(crate) fn get_if(&self, wanted: impl FnOnce(&T) -> bool) -> Option<Arc<T>> {
+        let held = self.take()?;
+        let found = wanted(&held).then(|| held.clone());
+        drop(self.put(held));
+        found
+    }
+
+    /// Keeps a clone of `arc`, letting go of what the slot held.
+    pub(crate) fn keep(&self, arc: &Arc<T>) {
+        drop(self.put(arc.clone()));
+    }
+
+    /// Puts `arc` in the slot; returns the `Arc` it held, if any.
+    fn put(&self, arc: Arc<T>) -> Option<Arc<T>> {
         // INVARIANT: the stored pointer comes from `Arc::into_raw`; the slot owns its reference.
         let old = self
             .ptr

@@ -526,8 +526,13 @@ impl SkbQueue {
         qlen as usize
     }
 
-    /// Frees every packet waiting.
+    /// Frees every packet waiting. An empty queue is seen without its lock (a receive-only QP
+    /// purges its response queue at every step); a packet pushed after that look is one pushed
+    /// after the purge.
     pub(crate) fn purge(&self) {
+        if self.len() == 0 {
+            return;
+        }
         // SAFETY: the queue is initialised.
         unsafe { ffi::rxe_rs_skb_queue_purge(self.head.get()) };
     }

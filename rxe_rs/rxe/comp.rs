@@ -69,14 +69,8 @@ impl QpShared {
                 return self.flush_send_queue(eng);
             }
             QpState::Reset | QpState::Init | QpState::Rtr => {
-                // Looked at without their locks first: a receive-only QP (RTR) comes here at
-                // every step. What a look misses came after it, and its producer wakes the task.
-                if self.resp_pkts.len() != 0 {
-                    self.resp_pkts.purge();
-                }
-                if !self.ack_ring.looks_empty() {
-                    self.ack_ring.with(|r| r.clear());
-                }
+                self.resp_pkts.purge();
+                self.ack_ring.clear();
                 eng.comp.paused = None;
                 return false;
             }
@@ -430,7 +424,7 @@ impl QpShared {
     /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
     fn flush_send_queue(&self, eng: &mut Engine) -> bool {
         self.resp_pkts.purge();
-        self.ack_ring.with(|r| r.clear());
+        self.ack_ring.clear();
         let g = *self.sq.geometry();
         let mut progress = false;
         for _ in 0..g.num_slots() {

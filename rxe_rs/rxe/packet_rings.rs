@@ -32,6 +32,14 @@ impl<const SLOT: usize, const N: usize> SharedRing<SLOT, N> {
         self.len.load(Relaxed) == 0
     }
 
+    /// Empties the ring; one that looks empty is left without taking the lock (a packet pushed
+    /// after that look is one pushed after the clear).
+    pub(crate) fn clear(&self) {
+        if !self.looks_empty() {
+            self.with(|r| r.clear());
+        }
+    }
+
     /// Runs `f` on the ring under its lock.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut PacketRing<SLOT, N>) -> R) -> R {
         let mut ring = self.ring.lock();

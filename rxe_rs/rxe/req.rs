@@ -229,8 +229,8 @@ impl Engine {
     /// RNR probe (`req.rnr_probe`) until it is acknowledged; any type: not too many
     /// packets still in the stack (UC and UD have no window).
     fn check_limits(&mut self, qp: &QpShared) -> Flow {
-        let probe = self.req.rnr_probe;
-        let probe_window = probe.and_then(|p| decide::rnr_probe_window(self.comp.psn, p));
+        let probe_window =
+            (self.req.rnr_probe).and_then(|probe| decide::rnr_probe_window(self.comp.psn, probe));
         if probe_window.is_none() {
             self.req.rnr_probe = None;
         }
@@ -648,16 +648,15 @@ pub(crate) fn lookup_local(
     addr: u64,
     len: usize,
 ) -> core::result::Result<Arc<MrShared>, RxeError> {
-    if let Some(mr) = qp.local_mr.take() {
-        if mr.check(lkey, qp.pd, access, addr, len).is_ok() {
-            // Taken empty above: nothing comes back.
-            let _ = qp.local_mr.put(mr.clone());
-            return Ok(mr);
-        }
+    let kept = qp
+        .local_mr
+        .get_if(|mr| mr.check(lkey, qp.pd, access, addr, len).is_ok());
+    if let Some(mr) = kept {
+        return Ok(mr);
     }
     let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
     let mr = qp.dev.keys().mr(lkey).ok_or(no_mr)?;
     mr.check(lkey, qp.pd, access, addr, len)?;
-    drop(qp.local_mr.put(mr.clone()));
+    qp.local_mr.keep(&mr);
     Ok(mr)
 }

@@ -127,7 +127,7 @@ impl Engine {
         match state {
             QpState::Err => {
                 qp.req_pkts.purge();
-                qp.req_ring.with(|r| r.clear());
+                qp.req_ring.clear();
                 self.resp.paused = None;
                 self.resp.fault = FaultWait::None;
                 self.resp.read = None;
@@ -141,7 +141,7 @@ impl Engine {
             }
             QpState::Reset | QpState::Init => {
                 qp.req_pkts.purge();
-                qp.req_ring.with(|r| r.clear());
+                qp.req_ring.clear();
                 self.resp.paused = None;
                 return false;
             }
@@ -862,18 +862,18 @@ impl QpShared {
             return None;
         }
         let to = self.ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)?;
-        let pushed = to.ack_ring.with(|ring| {
-            ring.push_with(ACK_LEN, 0, |bytes| {
+        self.push_to_ring(
+            to,
+            |qp| &qp.ack_ring,
+            av,
+            ACK_LEN,
+            0,
+            |bytes| {
                 let (head, rest) = bytes.split_at_mut(BTH_LEN);
                 rest.fill(0);
                 bth.write(head).is_ok() && aeth.write(rest).is_ok()
-            })
-        });
-        if !pushed {
-            self.forget_ring_peer();
-            return None;
-        }
-        Some(OutPacket::delivered(to, av, ACK_LEN))
+            },
+        )
     }
 
     /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an

@@ -31,6 +31,7 @@ use super::{
     device::RxeDev,
     engine::{BuildError, Engine, Headers},
     outbox::{OutPacket, Outbox},
+    packet_rings::SharedRing,
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
 };
@@ -183,8 +184,13 @@ impl QpShared {
         let to = self.ring_destination(av, bth.qpn, |qp| &qp.req_pkts)?;
         bth.pad = pad as u8;
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let pushed = to.req_ring.with(|ring| {
-            ring.push_with(len, u8::from(ipv6), |data| {
+        self.push_to_ring(
+            to,
+            |qp| &qp.req_ring,
+            av,
+            len,
+            u8::from(ipv6),
+            |data| {
                 let (head, rest) = data.split_at_mut(info.length);
                 let Some((payload, trailer)) = rest.split_at_mut_checked(payload_len) else {
                     return false;
@@ -193,13 +199,8 @@ impl QpShared {
                 head.fill(0);
                 trailer.fill(0);
                 write_headers(&bth, hdrs, info, head) && fill(payload)
-            })
-        });
-        if !pushed {
-            self.forget_ring_peer();
-            return None;
-        }
-        Some(OutPacket::delivered(to, av, len))
+            },
+        )
     }
 
     /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go
@@ -207,8 +208,7 @@ impl QpShared {
     /// queue the ring stands in front of (`queue`) must be empty, so that the packet keeps its
     /// order with those before it. The QP is the one kept in [`QpShared::ring_peer`] if that is
     /// numbered `qpn`: it was in the QP table when a packet last went into its ring, and if it
-    /// has been destroyed since, its rings are closed and the caller, refused, calls
-    /// [`QpShared::forget_ring_peer`].
+    /// has been destroyed since, its rings are closed and [`Self::push_to_ring`] lets it go.
     pub(crate) fn ring_destination(
         &self,
         av: &AddressVector,
@@ -218,21 +218,35 @@ impl QpShared {
         if !self.dev.netdev().is_own_mac(&av.dmac) {
             return None;
         }
-        let to = match self.ring_peer.take() {
-            Some(peer) if peer.qpn == qpn => peer,
-            _ => self.dev.device::<RxeDev>()?.data().qps().get(qpn)?,
+        let to = match self.ring_peer.get_if(|peer| peer.qpn == qpn) {
+            Some(peer) => peer,
+            None => {
+                let to = self.dev.device::<RxeDev>()?.data().qps().get(qpn)?;
+                self.ring_peer.keep(&to);
+                to
+            }
         };
         let usable = to.qp_type == QpType::Rc && to.state_hint() >= QpState::Rtr;
-        let ready = usable && queue(&to).len() == 0;
-        // Taken empty above: nothing comes back.
-        let _ = self.ring_peer.put(to.clone());
-        ready.then_some(to)
+        (usable && queue(&to).len() == 0).then_some(to)
     }
 
-    /// A ring of the QP kept in [`QpShared::ring_peer`] refused a packet: the next one looks the
-    /// destination up again.
-    pub(crate) fn forget_ring_peer(&self) {
-        drop(self.ring_peer.take());
+    /// Writes a packet of `len` bytes (`write` fills them) into `ring` of `to`, a
+    /// [`Self::ring_destination`]. A ring that refuses it (full, or closed: `to` was destroyed)
+    /// also lets the kept peer go, so that the next packet looks its destination up again.
+    pub(crate) fn push_to_ring<const SLOT: usize, const N: usize>(
+        &self,
+        to: Arc<QpShared>,
+        ring: impl FnOnce(&QpShared) -> &SharedRing<SLOT, N>,
+        av: &AddressVector,
+        len: usize,
+        tag: u8,
+        write: impl FnOnce(&mut [u8]) -> bool,
+    ) -> Option<OutPacket> {
+        if !ring(&to).with(|r| r.push_with(len, tag, write)) {
+            drop(self.ring_peer.take());
+            return None;
+        }
+        Some(OutPacket::delivered(to, av, len))
     }
 
     fn build_once<E>(
