@@ -8,6 +8,13 @@
 //! requests for the responder ([`RequestRing`]). Order with the queued skbs holds because the
 //! sender puts a packet here only while that queue is empty: every entry is then older than
 //! every queued skb. A full or closed ring refuses the packet, which then goes as an skb.
+//!
+//! A larger request whose payload lies in one pinned user MR goes into a third ring as its
+//! headers and a reference to that payload ([`RingIndex`] keeps its order; the ring itself, which
+//! holds MR references, is `rxe::packet_rings::RefRing`). The responder copies the payload from
+//! the sender's MR when it handles the request. A sender puts a request into one of the two
+//! request rings only while the other is empty, so that at most one of them holds requests and
+//! their order is the order of that ring.
 
 /// BTH, AETH and a (zero) ICRC: the UDP payload of an ACKNOWLEDGE.
 pub const ACK_LEN: usize = 20;
@@ -20,6 +27,14 @@ pub const REQUEST_LEN: usize = 128;
 
 /// Entries of a [`RequestRing`]: 1 KiB of packets per QP.
 pub const REQUEST_RING_LEN: usize = 8;
+
+/// The headers and trailer (pad and ICRC) of a request whose payload goes by reference: BTH,
+/// RETH and immediate data (32 bytes, RDMA WRITE ONLY with immediate) and at most 7 more.
+pub const REF_HEADER_LEN: usize = 40;
+
+/// Entries of the ring of requests with referenced payloads: the requester's window of
+/// unacknowledged packets (`MAX_UNACKED_PSNS`), so that a streaming sender does not fill it.
+pub const REF_RING_LEN: usize = 128;
 
 /// ACKs for a QP's completer.
 pub type AckRing = PacketRing<ACK_LEN, ACK_RING_LEN>;
@@ -47,12 +62,107 @@ impl<const SLOT: usize> Entry<SLOT> {
     }
 }
 
-/// A FIFO of at most `N` packets of at most `SLOT` bytes, which refuses every push once closed.
-pub struct PacketRing<const SLOT: usize, const N: usize> {
-    entries: [Entry<SLOT>; N],
+/// The order of a FIFO of at most `N` slots kept elsewhere: which slot a push writes, which
+/// slot is the oldest, and whether the FIFO was closed (it then refuses every push).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RingIndex<const N: usize> {
     head: usize,
     len: usize,
     closed: bool,
+}
+
+impl<const N: usize> RingIndex<N> {
+    /// Empty and open.
+    pub const fn new() -> Self {
+        Self {
+            head: 0,
+            len: 0,
+            closed: false,
+        }
+    }
+
+    /// Whether a push now would be taken.
+    pub fn has_room(&self) -> bool {
+        !self.closed && self.len < N
+    }
+
+    /// How many slots are in use.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no slot is in use.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The slot a push writes, if there is room; [`Self::commit`] makes it the newest entry.
+    pub fn next_free(&self) -> Option<usize> {
+        self.has_room().then_some((self.head + self.len) % N)
+    }
+
+    /// The slot [`Self::next_free`] named now holds the newest entry.
+    pub fn commit(&mut self) {
+        if self.has_room() {
+            self.len += 1;
+        }
+    }
+
+    /// The oldest entry's slot.
+    pub fn front(&self) -> Option<usize> {
+        (self.len > 0).then_some(self.head)
+    }
+
+    /// Removes the oldest entry; the slot it was in.
+    pub fn drop_front(&mut self) -> Option<usize> {
+        let slot = self.front()?;
+        self.head = (self.head + 1) % N;
+        self.len -= 1;
+        Some(slot)
+    }
+
+    /// Removes every entry; the slots they were in, oldest first.
+    pub fn clear(&mut self) -> Slots<N> {
+        let slots = Slots {
+            next: self.head,
+            left: self.len,
+        };
+        self.len = 0;
+        slots
+    }
+
+    /// Removes every entry (the slots they were in, as [`Self::clear`]) and refuses every
+    /// later push.
+    pub fn close(&mut self) -> Slots<N> {
+        self.closed = true;
+        self.clear()
+    }
+}
+
+/// Slots of a [`RingIndex`] that held entries, oldest first.
+pub struct Slots<const N: usize> {
+    next: usize,
+    left: usize,
+}
+
+impl<const N: usize> Iterator for Slots<N> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        let slot = self.next;
+        self.next = (self.next + 1) % N;
+        self.left -= 1;
+        Some(slot)
+    }
+}
+
+/// A FIFO of at most `N` packets of at most `SLOT` bytes, which refuses every push once closed.
+pub struct PacketRing<const SLOT: usize, const N: usize> {
+    entries: [Entry<SLOT>; N],
+    index: RingIndex<N>,
 }
 
 impl<const SLOT: usize, const N: usize> Default for PacketRing<SLOT, N> {
@@ -70,25 +180,23 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
                 len: 0,
                 tag: 0,
             }; N],
-            head: 0,
-            len: 0,
-            closed: false,
+            index: RingIndex::new(),
         }
     }
 
     /// Whether a push now would be taken.
     pub fn has_room(&self) -> bool {
-        !self.closed && self.len < N
+        self.index.has_room()
     }
 
     /// Whether it holds no packet.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.index.is_empty()
     }
 
     /// How many packets it holds.
     pub fn len(&self) -> usize {
-        self.len
+        self.index.len()
     }
 
     /// Appends `bytes`; `false` if the ring is full or closed or `bytes` is longer than `SLOT`.
@@ -107,41 +215,35 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
         tag: u8,
         write: impl FnOnce(&mut [u8]) -> bool,
     ) -> bool {
-        if !self.has_room() || len > SLOT {
+        let Some(slot) = self.index.next_free().filter(|_| len <= SLOT) else {
             return false;
-        }
-        let entry = &mut self.entries[(self.head + self.len) % N];
+        };
+        let entry = &mut self.entries[slot];
         if !write(&mut entry.bytes[..len]) {
             return false;
         }
         entry.len = len;
         entry.tag = tag;
-        self.len += 1;
+        self.index.commit();
         true
     }
 
     /// A copy of the oldest packet, left in the ring.
     pub fn front(&self) -> Option<Entry<SLOT>> {
-        (self.len > 0).then(|| self.entries[self.head])
+        self.index.front().map(|slot| self.entries[slot])
     }
 
     /// Copies the oldest packet, left in the ring, to the start of `to`: its length and tag.
     /// Copies only the packet's bytes, where [`Self::front`] copies a whole slot.
     pub fn copy_front(&self, to: &mut [u8; SLOT]) -> Option<(usize, u8)> {
-        if self.len == 0 {
-            return None;
-        }
-        let entry = &self.entries[self.head];
+        let entry = &self.entries[self.index.front()?];
         to[..entry.len].copy_from_slice(entry.bytes());
         Some((entry.len, entry.tag))
     }
 
     /// Removes the oldest packet.
     pub fn drop_front(&mut self) {
-        if self.len > 0 {
-            self.head = (self.head + 1) % N;
-            self.len -= 1;
-        }
+        self.index.drop_front();
     }
 
     /// Removes and returns the oldest packet.
@@ -154,12 +256,11 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
     /// Drops every packet it holds (the engine leaving the states that take them, as its skb
     /// queue is purged).
     pub fn clear(&mut self) {
-        self.len = 0;
+        self.index.clear();
     }
 
     /// Drops every packet and refuses every later push (the QP being destroyed).
     pub fn close(&mut self) {
-        self.clear();
-        self.closed = true;
+        self.index.close();
     }
 }

@@ -25,6 +25,7 @@ use crate::proto::{
     comp::{self as decide, Check, Resend, RewindStep},
     hdr::{Aeth, Atmack},
     packet::Packet,
+    packet_ring::REF_HEADER_LEN,
     parts::Parts,
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
@@ -71,6 +72,7 @@ impl QpShared {
             QpState::Reset | QpState::Init | QpState::Rtr => {
                 self.resp_pkts.purge();
                 self.ack_ring.clear();
+                self.resp_refs.clear(false);
                 eng.comp.paused = None;
                 return false;
             }
@@ -89,6 +91,27 @@ impl QpShared {
                 if let Ok(pkt) = Packet::parse(ack.bytes()) {
                     self.handle_packet(eng, rcu, &pkt);
                 }
+                self.response_progress(eng, before);
+                return true;
+            }
+        }
+        // A read response whose payload is still in the responder's MR; it may wait for pages
+        // of the requester's, at the ring's head.
+        if eng.comp.paused.is_none() && !self.resp_refs.looks_empty() {
+            let mut hdr = [0; REF_HEADER_LEN];
+            if let Some(front) = self.resp_refs.copy_front(&mut hdr) {
+                let before = eng.comp.psn;
+                let Some(mut bounce) = eng.take_bounce() else {
+                    return false;
+                };
+                let waits = front.with_packet(rcu, &hdr, &mut bounce[..], |pkt| {
+                    self.handle_packet(eng, rcu, pkt)
+                });
+                eng.put_bounce(bounce);
+                if waits == Some(true) {
+                    return false;
+                }
+                drop(self.resp_refs.drop_front());
                 self.response_progress(eng, before);
                 return true;
             }
@@ -142,7 +165,9 @@ impl QpShared {
             // A step only empties the response queues: a receive-only QP (in RTR, as perftest's
             // servers are) would otherwise take a second, empty step after every request.
             QpState::Reset | QpState::Init | QpState::Rtr => {
-                return self.resp_pkts.len() == 0 && self.ack_ring.looks_empty();
+                return self.resp_pkts.len() == 0
+                    && self.ack_ring.looks_empty()
+                    && self.resp_refs.looks_empty();
             }
             _ => return false,
         }
@@ -153,6 +178,7 @@ impl QpShared {
             || self.resp_pkts.len() != 0
             || eng.comp.timeout
             || !self.ack_ring.looks_empty()
+            || !self.resp_refs.looks_empty()
         {
             return false;
         }
@@ -425,6 +451,7 @@ impl QpShared {
     fn flush_send_queue(&self, eng: &mut Engine) -> bool {
         self.resp_pkts.purge();
         self.ack_ring.clear();
+        self.resp_refs.clear(false);
         let g = *self.sq.geometry();
         let mut progress = false;
         for _ in 0..g.num_slots() {

@@ -156,6 +156,13 @@ impl MrShared {
         self.state.load(Ordering::Acquire) & MR_DEAD == 0
     }
 
+    /// Whether the MR is registered and its memory is pages pinned while it is (a user MR
+    /// without on-demand paging): a packet may then refer to it and read it later, in an RCU
+    /// reader that finds it still alive ([`Self::read`]).
+    pub(crate) fn pins_pages(&self) -> bool {
+        matches!(self.mem, MrMem::User { .. }) && self.alive()
+    }
+
     /// Counts a window bound to the MR; `false` if the MR is deregistered.
     fn hold_mw(&self) -> bool {
         self.state

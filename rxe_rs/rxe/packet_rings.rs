@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A QP's rings of small looped-back packets (`proto::packet_ring`), shared between the
-//! QP's engine (their one consumer) and its peer's (their producer).
+//! A QP's rings of looped-back packets (`proto::packet_ring`), shared between the QP's engine
+//! (their one consumer) and its peer's (their producer): small packets as their bytes
+//! ([`SharedRing`]), larger requests as their headers and a reference to their payload
+//! ([`RefRing`]).
 
-use crate::proto::packet_ring::PacketRing;
+use super::mr::MrShared;
+use crate::proto::{
+    packet::Packet,
+    packet_ring::{PacketRing, RingIndex, REF_HEADER_LEN, REF_RING_LEN},
+    parts::Parts,
+};
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use kernel::{new_spinlock, prelude::*, sync::SpinLock};
+use kernel::{
+    new_spinlock,
+    prelude::*,
+    sync::{rcu, Arc, SpinLock},
+};
 
 /// A [`PacketRing`] under a spinlock taken in BH context (process context disables bottom
 /// halves first), with its length readable without the lock: every step of the consumer looks
@@ -46,5 +57,182 @@ impl<const SLOT: usize, const N: usize> SharedRing<SLOT, N> {
         let r = f(&mut ring);
         self.len.store(ring.len(), Relaxed);
         r
+    }
+}
+
+/// A request's payload left in the sender's memory: `len` bytes at `iova` of `mr`, a pinned
+/// user MR the sending QP may read (checked when the request was built).
+pub(crate) struct PayloadRef {
+    pub(crate) mr: Arc<MrShared>,
+    pub(crate) iova: u64,
+    pub(crate) len: u32,
+}
+
+/// The oldest request of a [`RefRing`], as its responder handles it.
+pub(crate) struct RefFront {
+    /// Bytes of the header buffer in use: the headers, then the pad and ICRC.
+    pub(crate) len: usize,
+    /// Where the payload goes between them: the headers' length.
+    pub(crate) at: usize,
+    pub(crate) tag: u8,
+    pub(crate) payload: PayloadRef,
+}
+
+impl RefFront {
+    /// Runs `f` on the packet, its payload copied from the sender's MR into `bounce`. `None` if
+    /// that MR was deregistered since the packet was built (or the payload does not fit
+    /// `bounce`): the packet is then lost, and the sender's retry finds the MR gone.
+    pub(crate) fn with_packet<R>(
+        &self,
+        rcu: &rcu::Guard,
+        hdr: &[u8; REF_HEADER_LEN],
+        bounce: &mut [u8],
+        f: impl FnOnce(&Packet<'_>) -> R,
+    ) -> Option<R> {
+        let src = &self.payload;
+        let buf = bounce.get_mut(..src.len as usize)?;
+        src.mr.read(rcu, src.iova, buf).ok()?;
+        let mut parts = Parts::from_slice(hdr.get(..self.at)?);
+        parts.push(buf).ok()?;
+        parts.push(hdr.get(self.at..self.len)?).ok()?;
+        let pkt = Packet::parse_parts(&parts).ok()?;
+        Some(f(&pkt))
+    }
+}
+
+struct RefEntry {
+    bytes: [u8; REF_HEADER_LEN],
+    len: u8,
+    at: u8,
+    tag: u8,
+    payload: Option<PayloadRef>,
+}
+
+struct RefSlots {
+    /// Empty until the first push: most QPs never receive a looped-back request this large.
+    entries: KVec<RefEntry>,
+    index: RingIndex<REF_RING_LEN>,
+}
+
+/// Looped-back requests whose payload stays in the sender's MR until the responder copies it
+/// (`proto::packet_ring`), under a spinlock taken in BH context, as [`SharedRing`].
+#[pin_data]
+pub(crate) struct RefRing {
+    #[pin]
+    ring: SpinLock<RefSlots>,
+    len: AtomicUsize,
+}
+
+impl RefRing {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            ring <- new_spinlock!(RefSlots {
+                entries: KVec::new(),
+                index: RingIndex::new(),
+            }),
+            len: AtomicUsize::new(0),
+        })
+    }
+
+    /// As [`SharedRing::looks_empty`].
+    #[inline]
+    pub(crate) fn looks_empty(&self) -> bool {
+        self.len.load(Relaxed) == 0
+    }
+
+    /// Appends a request: its headers `bytes[..at]`, its pad and ICRC `bytes[at..]`, and its
+    /// payload; `false` if the ring is full or closed, `bytes` too long, or its slots could not
+    /// be allocated.
+    pub(crate) fn push(&self, bytes: &[u8], at: usize, tag: u8, payload: PayloadRef) -> bool {
+        if bytes.len() > REF_HEADER_LEN || at > bytes.len() {
+            return false;
+        }
+        let mut ring = self.ring.lock();
+        if ring.entries.is_empty() && ring.index.has_room() && !Self::allocate(&mut ring) {
+            return false;
+        }
+        let Some(entry) = ring.index.next_free().and_then(|i| ring.entries.get_mut(i)) else {
+            return false;
+        };
+        entry.bytes[..bytes.len()].copy_from_slice(bytes);
+        entry.len = bytes.len() as u8;
+        entry.at = at as u8;
+        entry.tag = tag;
+        entry.payload = Some(payload);
+        ring.index.commit();
+        self.len.store(ring.index.len(), Relaxed);
+        true
+    }
+
+    /// Allocates the ring's slots (in BH context, under its lock: atomically).
+    fn allocate(ring: &mut RefSlots) -> bool {
+        let Ok(mut entries) = KVec::with_capacity(REF_RING_LEN, GFP_ATOMIC) else {
+            return false;
+        };
+        for _ in 0..REF_RING_LEN {
+            let empty = RefEntry {
+                bytes: [0; REF_HEADER_LEN],
+                len: 0,
+                at: 0,
+                tag: 0,
+                payload: None,
+            };
+            if entries.push(empty, GFP_ATOMIC).is_err() {
+                return false;
+            }
+        }
+        ring.entries = entries;
+        true
+    }
+
+    /// Copies the oldest request's header bytes to `to`, left in the ring, with a reference to
+    /// its payload.
+    pub(crate) fn copy_front(&self, to: &mut [u8; REF_HEADER_LEN]) -> Option<RefFront> {
+        let ring = self.ring.lock();
+        let entry = ring.entries.get(ring.index.front()?)?;
+        let payload = entry.payload.as_ref()?;
+        let len = usize::from(entry.len);
+        to[..len].copy_from_slice(&entry.bytes[..len]);
+        Some(RefFront {
+            len,
+            at: usize::from(entry.at),
+            tag: entry.tag,
+            payload: PayloadRef {
+                mr: payload.mr.clone(),
+                iova: payload.iova,
+                len: payload.len,
+            },
+        })
+    }
+
+    /// Removes the oldest request; the reference it held, for the caller to drop after the
+    /// lock.
+    pub(crate) fn drop_front(&self) -> Option<PayloadRef> {
+        let mut ring = self.ring.lock();
+        let slot = ring.index.drop_front();
+        self.len.store(ring.index.len(), Relaxed);
+        slot.and_then(|i| ring.entries.get_mut(i))
+            .and_then(|e| e.payload.take())
+    }
+
+    /// Drops every request (as [`SharedRing::clear`]); with `close`, refuses every later push
+    /// (the QP being destroyed).
+    #[inline]
+    pub(crate) fn clear(&self, close: bool) {
+        if close || !self.looks_empty() {
+            self.clear_locked(close);
+        }
+    }
+
+    fn clear_locked(&self, close: bool) {
+        let mut ring = self.ring.lock();
+        let RefSlots { entries, index } = &mut *ring;
+        let slots = if close { index.close() } else { index.clear() };
+        for i in slots {
+            if let Some(e) = entries.get_mut(i) {
+                e.payload = None;
+            }
+        }
+        self.len.store(0, Relaxed);
     }
 }

@@ -9,7 +9,7 @@ use super::{
     cq::{CqShared, RxeCq},
     engine::Engine,
     mr::{MrShared, RxeMr},
-    packet_rings::SharedRing,
+    packet_rings::{RefRing, SharedRing},
     pool::{IndexPool, PoolIndex},
     ring::{errno, Ring},
     shared::DevShared,
@@ -146,6 +146,12 @@ pub(crate) struct QpShared {
     pub(crate) ack_ring: Pin<KBox<SharedRing<ACK_LEN, ACK_RING_LEN>>>,
     /// Small looped-back requests for the responder, read before `req_pkts`.
     pub(crate) req_ring: Pin<KBox<SharedRing<REQUEST_LEN, REQUEST_RING_LEN>>>,
+    /// Larger looped-back requests whose payload stays in the sender's MR, read before
+    /// `req_pkts`; at most one of `req_ring` and `req_refs` holds requests.
+    pub(crate) req_refs: Pin<KBox<RefRing>>,
+    /// Looped-back read responses whose payload stays in the responder's MR, read before
+    /// `resp_pkts`; at most one of `ack_ring` and `resp_refs` holds packets.
+    pub(crate) resp_refs: Pin<KBox<RefRing>>,
     #[pin]
     pub(crate) retransmit_timer: Timer<QpShared>,
     #[pin]
@@ -353,6 +359,8 @@ impl RxeQp {
         // small looped-back packet comes.
         let ack_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
         let req_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
+        let req_refs = KBox::pin_init(RefRing::new(), GFP_KERNEL)?;
+        let resp_refs = KBox::pin_init(RefRing::new(), GFP_KERNEL)?;
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn: num,
@@ -371,6 +379,8 @@ impl RxeQp {
                 resp_pkts <- SkbQueue::new(),
                 ack_ring,
                 req_ring,
+                req_refs,
+                resp_refs,
                 retransmit_timer <- Timer::new(RETRANSMIT_TIMER),
                 rnr_timer <- Timer::new(RNR_TIMER),
                 eng <- new_spinlock!(engine),
@@ -637,6 +647,8 @@ impl RxeQp {
             let _bh = BhDisabled::new();
             self.shared.ack_ring.with(|r| r.close());
             self.shared.req_ring.with(|r| r.close());
+            self.shared.req_refs.clear(true);
+            self.shared.resp_refs.clear(true);
         }
         self.shared.resp_pkts.close();
         self.shared.drain();

@@ -15,7 +15,9 @@ use super::{
     },
     mr::MrShared,
     outbox::{OutPacket, Outbox},
+    packet_rings::PayloadRef,
     qp::QpShared,
+    task::RingSide,
 };
 use crate::net::skb::PayloadSink;
 use crate::proto::{
@@ -366,6 +368,16 @@ impl Engine {
                 return Continue(Some(pkt));
             }
             next = start;
+            if !by_reference && payload > 0 && matches!(wqe.data, DataKind::Sges) {
+                let pkt = referenced_payload(qp, wqe, slot, &mut next, payload).and_then(|r| {
+                    qp.deliver_referenced(av, bth, &hdrs, r, out_has_skb, RingSide::Requests)
+                });
+                if let Some(pkt) = pkt {
+                    w.dma = next;
+                    return Continue(Some(pkt));
+                }
+                next = start;
+            }
         }
         let res = qp.build_packet(av, bth, &hdrs, payload as usize, by_reference, |sink| {
             next = start;
@@ -589,6 +601,31 @@ fn fill_payload(
         }
     }
     Ok(())
+}
+
+/// The next `len` bytes of a WQE's data, to be left where they are, when they lie in one SGE
+/// of a pinned user MR; `None` otherwise (the caller copies them, and reports errors then).
+/// Only an RC request leaves its data in place: its WQE completes once the responder has
+/// acknowledged it, so the buffer is not reused while the request waits in the responder's
+/// ring.
+fn referenced_payload(
+    qp: &QpShared,
+    wqe: &SendWqe,
+    slot: &[u8],
+    dma: &mut DmaCursor,
+    len: u32,
+) -> Option<PayloadRef> {
+    let chunk = dma
+        .next_chunk(|i| wqe::sge(slot, i), wqe.num_sge, len)
+        .ok()
+        .flatten()
+        .filter(|c| c.len == len)?;
+    let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len as usize).ok()?;
+    mr.pins_pages().then_some(PayloadRef {
+        mr,
+        iova: chunk.addr,
+        len,
+    })
 }
 
 /// Copies the next `buf.len()` bytes of a WQE's data (inline or through its SGEs) into `buf`.

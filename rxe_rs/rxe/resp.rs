@@ -12,8 +12,10 @@ use super::{
     },
     mr::{self, access, MrShared},
     outbox::{OutPacket, Outbox},
+    packet_rings::{PayloadRef, RefFront},
     qp::QpShared,
     req::lookup_local,
+    task::RingSide,
 };
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
@@ -26,7 +28,7 @@ use crate::proto::{
     },
     opcode::{self, Mask},
     packet::Packet,
-    packet_ring::{ACK_LEN, REQUEST_LEN},
+    packet_ring::{ACK_LEN, REF_HEADER_LEN, REQUEST_LEN},
     parts::Parts,
     psn::psn_add,
     qp_state::{QpState, QpType},
@@ -128,6 +130,7 @@ impl Engine {
             QpState::Err => {
                 qp.req_pkts.purge();
                 qp.req_ring.clear();
+                qp.req_refs.clear(false);
                 self.resp.paused = None;
                 self.resp.fault = FaultWait::None;
                 self.resp.read = None;
@@ -142,6 +145,7 @@ impl Engine {
             QpState::Reset | QpState::Init => {
                 qp.req_pkts.purge();
                 qp.req_ring.clear();
+                qp.req_refs.clear(false);
                 self.resp.paused = None;
                 return false;
             }
@@ -166,6 +170,17 @@ impl Engine {
                     }
                 }
                 qp.req_ring.with(|r| r.drop_front());
+                return true;
+            }
+        }
+        if self.resp.paused.is_none() && !qp.req_refs.looks_empty() {
+            let mut hdr = [0; REF_HEADER_LEN];
+            if let Some(front) = qp.req_refs.copy_front(&mut hdr) {
+                self.communication_established(qp, state);
+                if self.handle_referenced(qp, rcu, out, &hdr, &front) {
+                    return false;
+                }
+                drop(qp.req_refs.drop_front());
                 return true;
             }
         }
@@ -202,7 +217,8 @@ impl Engine {
             || (self.resp.read.is_none()
                 && self.resp.paused.is_none()
                 && qp.req_pkts.len() == 0
-                && qp.req_ring.looks_empty())
+                && qp.req_ring.looks_empty()
+                && qp.req_refs.looks_empty())
     }
 
     /// Runs a request through the stages until one is done with it. `true`: it waits for pages
@@ -218,6 +234,27 @@ impl Engine {
             return false;
         };
         self.handle_packet(qp, rcu, out, Some(skb), false, &pkt)
+    }
+
+    /// [`Self::handle_request`] for a request of [`QpShared::req_refs`] ([`RefFront::with_packet`]:
+    /// dropped as a lost packet if its payload's MR is gone). A bounce buffer that cannot be
+    /// allocated drops it too.
+    fn handle_referenced(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        hdr: &[u8; REF_HEADER_LEN],
+        front: &RefFront,
+    ) -> bool {
+        let Some(mut bounce) = self.take_bounce() else {
+            return false;
+        };
+        let waits = front.with_packet(rcu, hdr, &mut bounce[..], |pkt| {
+            self.handle_packet(qp, rcu, out, None, front.tag != 0, pkt)
+        });
+        self.put_bounce(bounce);
+        waits.unwrap_or(false)
     }
 
     /// [`Self::handle_request`] on a parsed request, from an skb or the request ring.
@@ -769,13 +806,35 @@ impl QpShared {
             return true;
         };
         let bth = self.resp_bth(eng, op, psn);
-        let res = self.build_packet(&av, bth, &hdrs, len as usize, by_reference, |sink| {
-            let Some(mr) = &mr else { return Ok(()) };
-            if let Some(buf) = sink.copy_buf() {
-                return mr.read(rcu, va, buf);
-            }
-            mr.attach(rcu, va, len as usize, sink)
-        });
+        // A looped-back response may leave its payload in the MR (`QpShared::resp_refs`).
+        let referenced = mr
+            .as_ref()
+            .filter(|m| !by_reference && len > 0 && out.has_room() && m.pins_pages())
+            .and_then(|m| {
+                let payload = PayloadRef {
+                    mr: m.clone(),
+                    iova: va,
+                    len,
+                };
+                self.deliver_referenced(
+                    &av,
+                    bth,
+                    &hdrs,
+                    payload,
+                    out.has_skb(),
+                    RingSide::Responses,
+                )
+            });
+        let res = match referenced {
+            Some(pkt) => Ok(pkt),
+            None => self.build_packet(&av, bth, &hdrs, len as usize, by_reference, |sink| {
+                let Some(mr) = &mr else { return Ok(()) };
+                if let Some(buf) = sink.copy_buf() {
+                    return mr.read(rcu, va, buf);
+                }
+                mr.attach(rcu, va, len as usize, sink)
+            }),
+        };
         match res {
             Ok(pkt) => {
                 out.push(pkt);
@@ -862,6 +921,9 @@ impl QpShared {
             return None;
         }
         let to = self.ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)?;
+        if !to.resp_refs.looks_empty() {
+            return None;
+        }
         self.push_to_ring(
             to,
             |qp| &qp.ack_ring,

@@ -31,7 +31,7 @@ use super::{
     device::RxeDev,
     engine::{BuildError, Engine, Headers},
     outbox::{OutPacket, Outbox},
-    packet_rings::SharedRing,
+    packet_rings::{PayloadRef, SharedRing},
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
 };
@@ -49,7 +49,7 @@ use crate::proto::{
     icrc::{self, IpHeader, UDP_HDR_LEN},
     opcode::{opcode_info, OpcodeInfo},
     packet::pad_len,
-    packet_ring::REQUEST_LEN,
+    packet_ring::{REF_HEADER_LEN, REQUEST_LEN},
     qp_state::{QpState, QpType},
     task::{Drain, Finish, Request},
 };
@@ -129,6 +129,14 @@ fn icrc_in_pieces(skb: &mut TxSkb, ip_len: usize) -> bool {
     skb.set_icrc(icrc.to_le_bytes())
 }
 
+/// Which way a looped-back packet goes: a request to its destination's responder, or a response
+/// to its destination's completer.
+#[derive(Clone, Copy)]
+pub(crate) enum RingSide {
+    Requests,
+    Responses,
+}
+
 impl QpShared {
     /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
     /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
@@ -182,6 +190,9 @@ impl QpShared {
             return None;
         }
         let to = self.ring_destination(av, bth.qpn, |qp| &qp.req_pkts)?;
+        if !to.req_refs.looks_empty() {
+            return None;
+        }
         bth.pad = pad as u8;
         let ipv6 = av.network_type == NetworkType::Ipv6;
         self.push_to_ring(
@@ -201,6 +212,54 @@ impl QpShared {
                 write_headers(&bth, hdrs, info, head) && fill(payload)
             },
         )
+    }
+
+    /// A looped-back RC packet whose payload stays in the sender's MR (`payload`) until the
+    /// receiver copies it from there: a request, whose headers go into the destination's
+    /// [`QpShared::req_refs`], or a read response ([`QpShared::resp_refs`]), under the same
+    /// conditions as [`Self::deliver_request`]'s and the ACK ring's. Of a side's two rings,
+    /// one takes a packet only while the other is empty (`proto::packet_ring`).
+    #[inline]
+    pub(crate) fn deliver_referenced(
+        &self,
+        av: &AddressVector,
+        mut bth: Bth,
+        hdrs: &Headers,
+        payload: PayloadRef,
+        out_has_skb: bool,
+        side: RingSide,
+    ) -> Option<OutPacket> {
+        let info = opcode_info(bth.opcode)?;
+        let payload_len = payload.len as usize;
+        let pad = pad_len(payload_len);
+        let trailer = pad + ICRC_LEN;
+        if out_has_skb || info.length + trailer > REF_HEADER_LEN {
+            return None;
+        }
+        let to = match side {
+            RingSide::Requests => self
+                .ring_destination(av, bth.qpn, |qp| &qp.req_pkts)
+                .filter(|to| to.req_ring.looks_empty())?,
+            RingSide::Responses => self
+                .ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)
+                .filter(|to| to.ack_ring.looks_empty())?,
+        };
+        let refs = match side {
+            RingSide::Requests => &to.req_refs,
+            RingSide::Responses => &to.resp_refs,
+        };
+        bth.pad = pad as u8;
+        let mut bytes = [0u8; REF_HEADER_LEN];
+        if !write_headers(&bth, hdrs, info, &mut bytes[..info.length]) {
+            return None;
+        }
+        let ipv6 = av.network_type == NetworkType::Ipv6;
+        let hdr_len = info.length + trailer;
+        if !refs.push(&bytes[..hdr_len], info.length, u8::from(ipv6), payload) {
+            drop(self.ring_peer.take());
+            return None;
+        }
+        Some(OutPacket::delivered(to, av, hdr_len + payload_len))
     }
 
     /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go

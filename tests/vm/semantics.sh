@@ -107,6 +107,7 @@ check "CQ events: 4 pairs of ibv_rc_pingpong -e (2000 x 64 B) over both vCPUs" e
 sed 's/^/     | /' /tmp/expect.out | tail -n 4
 
 semantic destroy_loop rxe0 rxe0 200
+semantic dereg_looped rxe0 rxe0 10
 check "rdma link del rxe0 after the destroy loop" timeout 60 rdma link del rxe0
 
 # A lossy link between two namespaces: the requester's data packets (not its bare ACKs) lose 3 %.

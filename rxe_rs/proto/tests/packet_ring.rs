@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
-use crate::proto::packet_ring::{AckRing, PacketRing, RequestRing, ACK_LEN, ACK_RING_LEN};
+use crate::proto::packet_ring::{
+    AckRing, PacketRing, RequestRing, RingIndex, ACK_LEN, ACK_RING_LEN,
+};
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
@@ -129,6 +131,55 @@ proptest! {
             }
             prop_assert_eq!(ring.is_empty(), model.is_empty());
             prop_assert_eq!(ring.has_room(), model.len() < 5);
+        }
+    }
+}
+
+proptest! {
+    /// `RingIndex` hands out slots as a bounded FIFO of `N` does: a push writes the slot after
+    /// the newest, the front is the oldest, and `clear`/`close` name every slot in use, oldest
+    /// first.
+    #[test]
+    fn ring_index_orders_slots_as_a_fifo(ops in proptest::collection::vec(0u8..5, 0..200)) {
+        const N: usize = 5;
+        let mut index = RingIndex::<N>::new();
+        let mut slots = [0u32; N];
+        let mut model = VecDeque::new();
+        let mut next = 1u32;
+        let mut closed = false;
+        for op in ops {
+            match op {
+                0 | 1 => {
+                    let free = index.next_free();
+                    prop_assert_eq!(free.is_some(), !closed && model.len() < N);
+                    if let Some(slot) = free {
+                        slots[slot] = next;
+                        index.commit();
+                        model.push_back(next);
+                        next += 1;
+                    }
+                }
+                2 => {
+                    let front = index.drop_front().map(|slot| slots[slot]);
+                    prop_assert_eq!(front, model.pop_front());
+                }
+                3 => {
+                    let cleared: std::vec::Vec<u32> = index.clear().map(|slot| slots[slot]).collect();
+                    prop_assert_eq!(cleared, model.drain(..).collect::<std::vec::Vec<_>>());
+                }
+                _ => {
+                    prop_assert_eq!(index.front().map(|slot| slots[slot]), model.front().copied());
+                    if next % 7 == 0 {
+                        let closed_slots: std::vec::Vec<u32> =
+                            index.close().map(|slot| slots[slot]).collect();
+                        prop_assert_eq!(closed_slots, model.drain(..).collect::<std::vec::Vec<_>>());
+                        closed = true;
+                    }
+                }
+            }
+            prop_assert_eq!(index.len(), model.len());
+            prop_assert_eq!(index.is_empty(), model.is_empty());
+            prop_assert_eq!(index.has_room(), !closed && model.len() < N);
         }
     }
 }

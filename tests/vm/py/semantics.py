@@ -34,6 +34,13 @@ Cases (IBA 1.7 chapters 9-11):
                    target on odd. Packets still queued refer to that memory (rxe-rs sends
                    page-sized payloads by reference); every WR completes (successfully or
                    not) and, after the rounds, a fresh pair moves 1 MiB each way intact.
+  dereg_looped N   N times, two QPs of one device at path MTU 1024: a 4 MiB RDMA WRITE into an
+                   on-demand-paging MR not yet faulted in (the responder waits for its pages
+                   with requests queued: rxe-rs leaves their payloads in the source MR until
+                   it copies them), then the source MR deregistered and freed at once, while
+                   the WRITE goes on in the background; it completes (successfully or not).
+                   Then a fresh pair moves 1 MiB each way intact (RDMA WRITE and READ, 1 KiB
+                   packets looped back).
 
 Prints "ok   ..." / "FAIL ..." per check, then "N passed, M failed"; exits 1 on a failure.
 Every wait is bounded.
@@ -434,6 +441,43 @@ def case_dereg_in_flight(dev_a, gid_a, dev_b, gid_b, rounds=10):
     post_write_and_read(a, b, size)
     wcs = poll(a.cq, 2, timeout=120)
     check('then a fresh pair: a 1 MiB WRITE and READ succeed',
+          len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
+          [wc_name(w.status) for w in wcs])
+    check('the WRITE arrived intact', b.mr.read(size, 0) == out)
+    check('the READ arrived intact', a.mr.read(size, size) == back)
+
+
+def case_dereg_looped(dev_a, gid_a, dev_b, gid_b, rounds=10):
+    size = 4 << 20
+    completed, statuses = 0, []
+    for _ in range(int(rounds)):
+        a = End(dev_a, gid_a, mr_len=size)
+        b = End(dev_b, gid_b, mr_len=16)
+        b.mr.close()
+        b.mr = MR(b.pd, size, e.IBV_ACCESS_LOCAL_WRITE | REMOTE | e.IBV_ACCESS_ON_DEMAND)
+        pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, retry_cnt=2, timeout=14)
+        a.mr.write(os.urandom(size), size)
+        a.qp.post_send(send_wr(a, 1, size, e.IBV_WR_RDMA_WRITE, b.mr.rkey, b.mr.buf))
+        a.mr.close()
+        wcs = poll(a.cq, 1, timeout=120)
+        completed += len(wcs) == 1
+        statuses += [wc_name(w.status) for w in wcs]
+        a.qp.close()
+        b.qp.close()
+    print('     WRITE completions:', ' '.join(statuses))
+    check(f'{rounds} rounds of a source MR deregistered and freed under a looped-back 4 MiB '
+          'WRITE to an ODP MR: every WRITE completed', completed == int(rounds),
+          f'{completed} of {rounds} rounds')
+    size = 1 << 20
+    a = End(dev_a, gid_a, mr_len=2 * size)
+    b = End(dev_b, gid_b, mr_len=2 * size)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b)
+    out, back = os.urandom(size), os.urandom(size)
+    a.mr.write(out, size)
+    b.mr.write(back, size, size)
+    post_write_and_read(a, b, size)
+    wcs = poll(a.cq, 2, timeout=120)
+    check('then a fresh looped-back pair at path MTU 1024: a 1 MiB WRITE and READ succeed',
           len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
           [wc_name(w.status) for w in wcs])
     check('the WRITE arrived intact', b.mr.read(size, 0) == out)
