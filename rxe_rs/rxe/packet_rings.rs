@@ -60,15 +60,15 @@ impl<const SLOT: usize, const N: usize> SharedRing<SLOT, N> {
     }
 }
 
-/// A request's payload left in the sender's memory: `len` bytes at `iova` of `mr`, a pinned
-/// user MR the sending QP may read (checked when the request was built).
+/// A packet's payload left in the sender's memory: `len` bytes at `iova` of `mr`, a pinned user
+/// MR the sender may read (checked when the packet was built).
 pub(crate) struct PayloadRef {
     pub(crate) mr: Arc<MrShared>,
     pub(crate) iova: u64,
     pub(crate) len: u32,
 }
 
-/// The oldest request of a [`RefRing`], as its responder handles it.
+/// The oldest packet of a [`RefRing`], as its receiver handles it.
 pub(crate) struct RefFront {
     /// Bytes of the header buffer in use: the headers, then the pad and ICRC.
     pub(crate) len: usize,
@@ -109,13 +109,14 @@ struct RefEntry {
 }
 
 struct RefSlots {
-    /// Empty until the first push: most QPs never receive a looped-back request this large.
+    /// Empty until the first push: most QPs never receive such a packet.
     entries: KVec<RefEntry>,
     index: RingIndex<REF_RING_LEN>,
 }
 
-/// Looped-back requests whose payload stays in the sender's MR until the responder copies it
-/// (`proto::packet_ring`), under a spinlock taken in BH context, as [`SharedRing`].
+/// Looped-back packets whose payload stays in the sender's MR until the receiver copies it
+/// (`proto::packet_ring`): requests for a responder or read responses for a completer, under a
+/// spinlock taken in BH context, as [`SharedRing`].
 #[pin_data]
 pub(crate) struct RefRing {
     #[pin]
@@ -140,7 +141,7 @@ impl RefRing {
         self.len.load(Relaxed) == 0
     }
 
-    /// Appends a request: its headers `bytes[..at]`, its pad and ICRC `bytes[at..]`, and its
+    /// Appends a packet: its headers `bytes[..at]`, its pad and ICRC `bytes[at..]`, and its
     /// payload; `false` if the ring is full or closed, `bytes` too long, or its slots could not
     /// be allocated.
     pub(crate) fn push(&self, bytes: &[u8], at: usize, tag: u8, payload: PayloadRef) -> bool {
@@ -185,7 +186,7 @@ impl RefRing {
         true
     }
 
-    /// Copies the oldest request's header bytes to `to`, left in the ring, with a reference to
+    /// Copies the oldest packet's header bytes to `to`, left in the ring, with a reference to
     /// its payload.
     pub(crate) fn copy_front(&self, to: &mut [u8; REF_HEADER_LEN]) -> Option<RefFront> {
         let ring = self.ring.lock();
@@ -205,7 +206,7 @@ impl RefRing {
         })
     }
 
-    /// Removes the oldest request; the reference it held, for the caller to drop after the
+    /// Removes the oldest packet; the reference it held, for the caller to drop after the
     /// lock.
     pub(crate) fn drop_front(&self) -> Option<PayloadRef> {
         let mut ring = self.ring.lock();
@@ -215,7 +216,7 @@ impl RefRing {
             .and_then(|e| e.payload.take())
     }
 
-    /// Drops every request (as [`SharedRing::clear`]); with `close`, refuses every later push
+    /// Drops every packet (as [`SharedRing::clear`]); with `close`, refuses every later push
     /// (the QP being destroyed).
     #[inline]
     pub(crate) fn clear(&self, close: bool) {

@@ -414,6 +414,24 @@ def post_write_and_read(a, b, size):
     a.qp.post_send(read)
 
 
+def fresh_write_and_read(dev_a, gid_a, dev_b, gid_b, what, **connect):
+    """On a new pair, a 1 MiB RDMA WRITE and a 1 MiB RDMA READ succeed and land intact."""
+    size = 1 << 20
+    a = End(dev_a, gid_a, mr_len=2 * size)
+    b = End(dev_b, gid_b, mr_len=2 * size)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, **connect)
+    out, back = os.urandom(size), os.urandom(size)
+    a.mr.write(out, size)
+    b.mr.write(back, size, size)
+    post_write_and_read(a, b, size)
+    wcs = poll(a.cq, 2, timeout=120)
+    check(f'then {what}: a 1 MiB WRITE and READ succeed',
+          len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
+          [wc_name(w.status) for w in wcs])
+    check('the WRITE arrived intact', b.mr.read(size, 0) == out)
+    check('the READ arrived intact', a.mr.read(size, size) == back)
+
+
 def case_dereg_in_flight(dev_a, gid_a, dev_b, gid_b, rounds=10):
     size = 1 << 20
     completed = 0
@@ -432,19 +450,7 @@ def case_dereg_in_flight(dev_a, gid_a, dev_b, gid_b, rounds=10):
         b.qp.close()
     check(f'{rounds} rounds of an MR deregistered and freed under a 1 MiB WRITE and READ: '
           'every WR completed', completed == int(rounds), f'{completed} of {rounds} rounds')
-    a = End(dev_a, gid_a, mr_len=2 * size)
-    b = End(dev_b, gid_b, mr_len=2 * size)
-    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b, mtu=e.IBV_MTU_4096)
-    out, back = os.urandom(size), os.urandom(size)
-    a.mr.write(out, size)
-    b.mr.write(back, size, size)
-    post_write_and_read(a, b, size)
-    wcs = poll(a.cq, 2, timeout=120)
-    check('then a fresh pair: a 1 MiB WRITE and READ succeed',
-          len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
-          [wc_name(w.status) for w in wcs])
-    check('the WRITE arrived intact', b.mr.read(size, 0) == out)
-    check('the READ arrived intact', a.mr.read(size, size) == back)
+    fresh_write_and_read(dev_a, gid_a, dev_b, gid_b, 'a fresh pair', mtu=e.IBV_MTU_4096)
 
 
 def case_dereg_looped(dev_a, gid_a, dev_b, gid_b, rounds=10):
@@ -468,20 +474,7 @@ def case_dereg_looped(dev_a, gid_a, dev_b, gid_b, rounds=10):
     check(f'{rounds} rounds of a source MR deregistered and freed under a looped-back 4 MiB '
           'WRITE to an ODP MR: every WRITE completed', completed == int(rounds),
           f'{completed} of {rounds} rounds')
-    size = 1 << 20
-    a = End(dev_a, gid_a, mr_len=2 * size)
-    b = End(dev_b, gid_b, mr_len=2 * size)
-    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b)
-    out, back = os.urandom(size), os.urandom(size)
-    a.mr.write(out, size)
-    b.mr.write(back, size, size)
-    post_write_and_read(a, b, size)
-    wcs = poll(a.cq, 2, timeout=120)
-    check('then a fresh looped-back pair at path MTU 1024: a 1 MiB WRITE and READ succeed',
-          len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
-          [wc_name(w.status) for w in wcs])
-    check('the WRITE arrived intact', b.mr.read(size, 0) == out)
-    check('the READ arrived intact', a.mr.read(size, size) == back)
+    fresh_write_and_read(dev_a, gid_a, dev_b, gid_b, 'a fresh looped-back pair at path MTU 1024')
 
 
 def main():
