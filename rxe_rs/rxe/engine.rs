@@ -164,8 +164,9 @@ pub(crate) struct Headers {
 
 /// The payload of an RC packet carrying a whole page or more (path MTU 4096) goes by reference
 /// (page fragments of the memory it comes from) rather than by copy. A smaller payload is
-/// copied: a fragment costs a trailer allocation, page references and reading in pieces, about
-/// what a 1 KiB copy costs (`performance.md`, "Payloads by reference"). RC only: its requester
+/// copied into its skb: a fragment costs a trailer allocation, page references and reading in
+/// pieces, about what a 1 KiB copy costs (`performance.md`, "Payloads by reference"); looped
+/// back, it goes without an skb (`QpShared::deliver_referenced`). RC only: its requester
 /// completes a work request once the responder acknowledged the data, so no buffer is reused
 /// while a packet may still refer to it; UC and UD complete on sending, and a reused buffer
 /// would change a packet after its ICRC.
