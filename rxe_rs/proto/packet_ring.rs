@@ -28,9 +28,9 @@ pub const REQUEST_LEN: usize = 128;
 /// Entries of a [`RequestRing`]: 1 KiB of packets per QP.
 pub const REQUEST_RING_LEN: usize = 8;
 
-/// The headers and trailer (pad and ICRC) of a request whose payload goes by reference: BTH,
-/// RETH and immediate data (32 bytes, RDMA WRITE ONLY with immediate) and at most 7 more.
-pub const REF_HEADER_LEN: usize = 40;
+/// The headers of a packet whose payload goes by reference: BTH, RETH and immediate data (RDMA
+/// WRITE ONLY with immediate) at most.
+pub const REF_HEADER_LEN: usize = 32;
 
 /// Entries of the ring of requests with referenced payloads: the requester's window of
 /// unacknowledged packets (`MAX_UNACKED_PSNS`), so that a streaming sender does not fill it.

@@ -9,7 +9,6 @@ use super::mr::MrShared;
 use crate::proto::{
     packet::Packet,
     packet_ring::{PacketRing, RingIndex, REF_HEADER_LEN, REF_RING_LEN},
-    parts::Parts,
 };
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use kernel::{
@@ -70,10 +69,8 @@ pub(crate) struct PayloadRef {
 
 /// The oldest packet of a [`RefRing`], as its receiver handles it.
 pub(crate) struct RefFront {
-    /// Bytes of the header buffer in use: the headers, then the pad and ICRC.
+    /// Bytes of the header buffer in use: the BTH and extension headers.
     pub(crate) len: usize,
-    /// Where the payload goes between them: the headers' length.
-    pub(crate) at: usize,
     pub(crate) tag: u8,
     pub(crate) payload: PayloadRef,
 }
@@ -92,10 +89,7 @@ impl RefFront {
         let src = &self.payload;
         let buf = bounce.get_mut(..src.len as usize)?;
         src.mr.read(rcu, src.iova, buf).ok()?;
-        let mut parts = Parts::from_slice(hdr.get(..self.at)?);
-        parts.push(buf).ok()?;
-        parts.push(hdr.get(self.at..self.len)?).ok()?;
-        let pkt = Packet::parse_parts(&parts).ok()?;
+        let pkt = Packet::with_payload(hdr.get(..self.len)?, buf).ok()?;
         Some(f(&pkt))
     }
 }
@@ -103,7 +97,6 @@ impl RefFront {
 struct RefEntry {
     bytes: [u8; REF_HEADER_LEN],
     len: u8,
-    at: u8,
     tag: u8,
     payload: Option<PayloadRef>,
 }
@@ -141,11 +134,11 @@ impl RefRing {
         self.len.load(Relaxed) == 0
     }
 
-    /// Appends a packet: its headers `bytes[..at]`, its pad and ICRC `bytes[at..]`, and its
-    /// payload; `false` if the ring is full or closed, `bytes` too long, or its slots could not
-    /// be allocated.
-    pub(crate) fn push(&self, bytes: &[u8], at: usize, tag: u8, payload: PayloadRef) -> bool {
-        if bytes.len() > REF_HEADER_LEN || at > bytes.len() {
+    /// Appends a packet: its headers `bytes` (the pad and ICRC are implied) and its payload;
+    /// `false` if the ring is full or closed, `bytes` too long, or its slots could not be
+    /// allocated.
+    pub(crate) fn push(&self, bytes: &[u8], tag: u8, payload: PayloadRef) -> bool {
+        if bytes.len() > REF_HEADER_LEN {
             return false;
         }
         let mut ring = self.ring.lock();
@@ -157,7 +150,6 @@ impl RefRing {
         };
         entry.bytes[..bytes.len()].copy_from_slice(bytes);
         entry.len = bytes.len() as u8;
-        entry.at = at as u8;
         entry.tag = tag;
         entry.payload = Some(payload);
         ring.index.commit();
@@ -174,7 +166,6 @@ impl RefRing {
             let empty = RefEntry {
                 bytes: [0; REF_HEADER_LEN],
                 len: 0,
-                at: 0,
                 tag: 0,
                 payload: None,
             };
@@ -196,7 +187,6 @@ impl RefRing {
         to[..len].copy_from_slice(&entry.bytes[..len]);
         Some(RefFront {
             len,
-            at: usize::from(entry.at),
             tag: entry.tag,
             payload: PayloadRef {
                 mr: payload.mr.clone(),

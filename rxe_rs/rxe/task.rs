@@ -231,9 +231,7 @@ impl QpShared {
     ) -> Option<OutPacket> {
         let info = opcode_info(bth.opcode)?;
         let payload_len = payload.len as usize;
-        let pad = pad_len(payload_len);
-        let trailer = pad + ICRC_LEN;
-        if out_has_skb || info.length + trailer > REF_HEADER_LEN {
+        if out_has_skb || info.length > REF_HEADER_LEN {
             return None;
         }
         let to = match side {
@@ -248,18 +246,20 @@ impl QpShared {
             RingSide::Requests => &to.req_refs,
             RingSide::Responses => &to.resp_refs,
         };
+        let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let mut bytes = [0u8; REF_HEADER_LEN];
-        if !write_headers(&bth, hdrs, info, &mut bytes[..info.length]) {
+        let head = &mut bytes[..info.length];
+        if !write_headers(&bth, hdrs, info, head) {
             return None;
         }
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let hdr_len = info.length + trailer;
-        if !refs.push(&bytes[..hdr_len], info.length, u8::from(ipv6), payload) {
+        if !refs.push(head, u8::from(ipv6), payload) {
             drop(self.ring_peer.take());
             return None;
         }
-        Some(OutPacket::delivered(to, av, hdr_len + payload_len))
+        let len = info.length + payload_len + pad + ICRC_LEN;
+        Some(OutPacket::delivered(to, av, len))
     }
 
     /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go

@@ -175,6 +175,42 @@ fn packet_parser_refuses_malformed_packets() {
 }
 
 #[test]
+fn a_packet_with_its_payload_apart_reads_as_the_whole_packet() {
+    // An RDMA WRITE ONLY: BTH, RETH, 1001 bytes of payload, 3 of pad, the ICRC.
+    let payload: std::vec::Vec<u8> = (0..1001u32).map(|i| i as u8).collect();
+    let mut head = [0; BTH_LEN + RETH_LEN];
+    head[..BTH_LEN].copy_from_slice(&bth_bytes(opcode::RC_RDMA_WRITE_ONLY, 0x30));
+    head[BTH_LEN..].copy_from_slice(&[7; RETH_LEN]);
+    let mut whole = head.to_vec();
+    whole.extend_from_slice(&payload);
+    whole.extend_from_slice(&[0; 3 + 4]);
+    let parsed = Packet::parse(&whole).unwrap();
+    let apart = Packet::with_payload(&head, &payload).unwrap();
+    assert_eq!(apart.bth(), parsed.bth());
+    assert_eq!(apart.headers(), parsed.headers());
+    assert_eq!(apart.header::<Reth>(), parsed.header::<Reth>());
+    assert!(*apart.payload() == payload[..]);
+    assert!(*parsed.payload() == payload[..]);
+    assert_eq!(apart.icrc(), 0);
+
+    // Headers that are not exactly the opcode's, or a pad the payload does not need.
+    assert_eq!(
+        Packet::with_payload(&head[..BTH_LEN], &payload).unwrap_err(),
+        Error::Truncated
+    );
+    assert_eq!(
+        Packet::with_payload(&head, &payload[..1000]).unwrap_err(),
+        Error::Truncated
+    );
+    let mut long = head.to_vec();
+    long.push(0);
+    assert_eq!(
+        Packet::with_payload(&long, &payload).unwrap_err(),
+        Error::Truncated
+    );
+}
+
+#[test]
 fn pad_rounds_the_payload_to_four_bytes() {
     assert_eq!(pad_len(0), 0);
     assert_eq!(pad_len(1), 3);
