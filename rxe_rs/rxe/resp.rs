@@ -924,18 +924,14 @@ impl QpShared {
         if !to.resp_refs.looks_empty() {
             return None;
         }
-        self.push_to_ring(
-            to,
-            |qp| &qp.ack_ring,
-            av,
-            ACK_LEN,
-            0,
-            |bytes| {
-                let (head, rest) = bytes.split_at_mut(BTH_LEN);
-                rest.fill(0);
-                bth.write(head).is_ok() && aeth.write(rest).is_ok()
-            },
-        )
+        let write = |bytes: &mut [u8]| {
+            let (head, rest) = bytes.split_at_mut(BTH_LEN);
+            rest.fill(0);
+            bth.write(head).is_ok() && aeth.write(rest).is_ok()
+        };
+        self.push_to_ring(to, av, ACK_LEN, |qp| {
+            qp.ack_ring.with(|r| r.push_with(ACK_LEN, 0, write))
+        })
     }
 
     /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an

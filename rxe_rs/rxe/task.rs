@@ -31,7 +31,7 @@ use super::{
     device::RxeDev,
     engine::{BuildError, Engine, Headers},
     outbox::{OutPacket, Outbox},
-    packet_rings::{PayloadRef, SharedRing},
+    packet_rings::PayloadRef,
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
 };
@@ -195,23 +195,20 @@ impl QpShared {
         }
         bth.pad = pad as u8;
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        self.push_to_ring(
-            to,
-            |qp| &qp.req_ring,
-            av,
-            len,
-            u8::from(ipv6),
-            |data| {
-                let (head, rest) = data.split_at_mut(info.length);
-                let Some((payload, trailer)) = rest.split_at_mut_checked(payload_len) else {
-                    return false;
-                };
-                // A slot holds an older packet's bytes: every byte is written.
-                head.fill(0);
-                trailer.fill(0);
-                write_headers(&bth, hdrs, info, head) && fill(payload)
-            },
-        )
+        let write = |data: &mut [u8]| {
+            let (head, rest) = data.split_at_mut(info.length);
+            let Some((payload, trailer)) = rest.split_at_mut_checked(payload_len) else {
+                return false;
+            };
+            // A slot holds an older packet's bytes: every byte is written.
+            head.fill(0);
+            trailer.fill(0);
+            write_headers(&bth, hdrs, info, head) && fill(payload)
+        };
+        self.push_to_ring(to, av, len, |qp| {
+            qp.req_ring
+                .with(|r| r.push_with(len, u8::from(ipv6), write))
+        })
     }
 
     /// A looped-back RC packet whose payload stays in the sender's MR (`payload`) until the
@@ -242,10 +239,6 @@ impl QpShared {
                 .ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)
                 .filter(|to| to.ack_ring.looks_empty())?,
         };
-        let refs = match side {
-            RingSide::Requests => &to.req_refs,
-            RingSide::Responses => &to.resp_refs,
-        };
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let mut bytes = [0u8; REF_HEADER_LEN];
@@ -254,12 +247,12 @@ impl QpShared {
             return None;
         }
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        if !refs.push(head, u8::from(ipv6), payload) {
-            drop(self.ring_peer.take());
-            return None;
-        }
         let len = info.length + payload_len + pad + ICRC_LEN;
-        Some(OutPacket::delivered(to, av, len))
+        let refs = move |qp: &QpShared| match side {
+            RingSide::Requests => qp.req_refs.push(head, u8::from(ipv6), payload),
+            RingSide::Responses => qp.resp_refs.push(head, u8::from(ipv6), payload),
+        };
+        self.push_to_ring(to, av, len, refs)
     }
 
     /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go
@@ -289,19 +282,18 @@ impl QpShared {
         (usable && queue(&to).len() == 0).then_some(to)
     }
 
-    /// Writes a packet of `len` bytes (`write` fills them) into `ring` of `to`, a
-    /// [`Self::ring_destination`]. A ring that refuses it (full, or closed: `to` was destroyed)
-    /// also lets the kept peer go, so that the next packet looks its destination up again.
-    pub(crate) fn push_to_ring<const SLOT: usize, const N: usize>(
+    /// Puts a packet of `len` bytes into a ring of `to`, a [`Self::ring_destination`] (`push`
+    /// does it: `false` if the ring refuses). A ring that refuses it (full, or closed: `to` was
+    /// destroyed) also lets the kept peer go, so that the next packet looks its destination up
+    /// again.
+    pub(crate) fn push_to_ring(
         &self,
         to: Arc<QpShared>,
-        ring: impl FnOnce(&QpShared) -> &SharedRing<SLOT, N>,
         av: &AddressVector,
         len: usize,
-        tag: u8,
-        write: impl FnOnce(&mut [u8]) -> bool,
+        push: impl FnOnce(&QpShared) -> bool,
     ) -> Option<OutPacket> {
-        if !ring(&to).with(|r| r.push_with(len, tag, write)) {
+        if !push(&to) {
             drop(self.ring_peer.take());
             return None;
         }
