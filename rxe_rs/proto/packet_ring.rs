@@ -12,9 +12,17 @@
 //! A larger request whose payload lies in one pinned user MR goes into a third ring as its
 //! headers and a reference to that payload ([`RingIndex`] keeps its order; the ring itself, which
 //! holds MR references, is `rxe::packet_rings::RefRing`). The responder copies the payload from
-//! the sender's MR when it handles the request. A sender puts a request into one of the two
-//! request rings only while the other is empty, so that at most one of them holds requests and
-//! their order is the order of that ring.
+//! the sender's MR when it handles the request. A sender puts a request into the bytes ring only
+//! while the reference ring is empty, so every reference is newer than every request of the
+//! bytes ring, which the responder reads first; a small request the full bytes ring refuses can
+//! go into the reference ring. A positive ACK supersedes a positive ACK of an earlier PSN at the
+//! ring's end ([`AckRing::push_ack`]).
+
+use core::cmp::Ordering;
+
+use super::hdr::{Aeth, Bth, Header, Syndrome, BTH_LEN};
+use super::opcode::RC_ACKNOWLEDGE;
+use super::psn::psn_cmp;
 
 /// BTH, AETH and a (zero) ICRC: the UDP payload of an ACKNOWLEDGE.
 pub const ACK_LEN: usize = 20;
@@ -111,6 +119,11 @@ impl<const N: usize> RingIndex<N> {
     /// The oldest entry's slot.
     pub fn front(&self) -> Option<usize> {
         (self.len > 0).then_some(self.head)
+    }
+
+    /// The newest entry's slot.
+    pub fn back(&self) -> Option<usize> {
+        (self.len > 0).then(|| (self.head + self.len - 1) % N)
     }
 
     /// Removes the oldest entry; the slot it was in.
@@ -262,5 +275,41 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
     /// Drops every packet and refuses every later push (the QP being destroyed).
     pub fn close(&mut self) {
         self.index.close();
+    }
+}
+
+impl AckRing {
+    /// Appends the ACKNOWLEDGE of `bth` and `aeth`, or writes it over the newest packet when
+    /// both are positive ACKs and it acknowledges at least as far: an ACK of a PSN acknowledges
+    /// every request up to it (IBA 9.7.5.1.2, coalescing), so the completer loses nothing, and
+    /// a completer that falls behind a streaming responder does not fill the ring (whose
+    /// overflow goes as skbs). `false` if neither can be done, or the headers do not encode.
+    pub fn push_ack(&mut self, bth: &Bth, aeth: &Aeth) -> bool {
+        let mut bytes = [0; ACK_LEN];
+        let (head, rest) = bytes.split_at_mut(BTH_LEN);
+        if bth.write(head).is_err() || aeth.write(rest).is_err() {
+            return false;
+        }
+        let positive = |bth: &Bth, aeth: &Aeth| {
+            bth.opcode == RC_ACKNOWLEDGE && matches!(aeth.syndrome, Syndrome::Ack { .. })
+        };
+        if positive(bth, aeth) {
+            if let Some(back) = self.index.back() {
+                let entry = &mut self.entries[back];
+                let newest = Bth::parse(entry.bytes()).and_then(|b| {
+                    let a = Aeth::parse(entry.bytes().get(BTH_LEN..).unwrap_or(&[]))?;
+                    Ok((b, a))
+                });
+                if let Ok((b, a)) = newest {
+                    if positive(&b, &a) && psn_cmp(bth.psn, b.psn) != Ordering::Less {
+                        entry.bytes = bytes;
+                        entry.len = ACK_LEN;
+                        entry.tag = 0;
+                        return true;
+                    }
+                }
+            }
+        }
+        self.push(&bytes, 0)
     }
 }

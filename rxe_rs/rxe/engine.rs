@@ -224,8 +224,9 @@ impl SendQueue {
     pub(crate) fn new(g: &Geometry) -> Result<Self> {
         let slots = g.num_slots() as usize;
         let slot_size = g.slot_size() as usize;
-        let mut bytes = KVVec::new();
-        bytes.resize(slots * slot_size, 0, GFP_KERNEL)?;
+        // Zeroed by the allocator: `resize` writes a byte at a time (262 k instructions for a
+        // 64 KiB queue, per QP created).
+        let bytes = KVVec::zeroed(slots * slot_size, GFP_KERNEL)?;
         let mut info = KVVec::new();
         info.resize(slots, WqeInfo::default(), GFP_KERNEL)?;
         Ok(Self {

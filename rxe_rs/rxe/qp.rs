@@ -146,8 +146,8 @@ pub(crate) struct QpShared {
     pub(crate) ack_ring: Pin<KBox<SharedRing<ACK_LEN, ACK_RING_LEN>>>,
     /// Small looped-back requests for the responder, read before `req_pkts`.
     pub(crate) req_ring: Pin<KBox<SharedRing<REQUEST_LEN, REQUEST_RING_LEN>>>,
-    /// Larger looped-back requests whose payload stays in the sender's MR, read before
-    /// `req_pkts`; at most one of `req_ring` and `req_refs` holds requests.
+    /// Looped-back requests whose payload stays in the sender's MR, read after `req_ring` and
+    /// before `req_pkts`: each is newer than every request of `req_ring`.
     pub(crate) req_refs: Pin<KBox<RefRing>>,
     /// Looped-back read responses whose payload stays in the responder's MR, read before
     /// `resp_pkts`; at most one of `ack_ring` and `resp_refs` holds packets.

@@ -23,8 +23,7 @@ use crate::proto::{
     av::AddressVector,
     hdr::GSI_QKEY,
     hdr::{
-        Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header as _, Ieth, Immdt, NakCode, Reth, Syndrome,
-        BTH_LEN, DEFAULT_PKEY,
+        Aeth, Atmack, Atmeth, Bth, Deth, Feth, Ieth, Immdt, NakCode, Reth, Syndrome, DEFAULT_PKEY,
     },
     opcode::{self, Mask},
     packet::Packet,
@@ -176,6 +175,12 @@ impl Engine {
         if self.resp.paused.is_none() && !qp.req_refs.looks_empty() {
             let mut hdr = [0; REF_HEADER_LEN];
             if let Some(front) = qp.req_refs.copy_front(&mut hdr) {
+                // The request ring's requests are older than every reference. One found empty
+                // above may have taken some since that were pushed before this reference: the
+                // ring's lock, taken by `copy_front`, makes them visible now.
+                if !qp.req_ring.looks_empty() {
+                    return true;
+                }
                 self.communication_established(qp, state);
                 if self.handle_referenced(qp, rcu, out, &hdr, &front) {
                     return false;
@@ -907,7 +912,7 @@ impl QpShared {
     /// An ACK to a QP of this device written straight into its ACK ring (`proto::packet_ring`)
     /// rather than built as an skb, when its order with the responses before it is sure:
     /// nothing of this step's is an skb, the destination's skb queue is empty and its ring has
-    /// room. The destination is checked as `recv::deliver` checks a packet's; `None` (nothing
+    /// room or ends with an ACK this one supersedes (`AckRing::push_ack`). The destination is checked as `recv::deliver` checks a packet's; `None` (nothing
     /// delivered) when a check fails: the caller builds an skb.
     fn inline_ack(
         &self,
@@ -924,13 +929,8 @@ impl QpShared {
         if !to.resp_refs.looks_empty() {
             return None;
         }
-        let write = |bytes: &mut [u8]| {
-            let (head, rest) = bytes.split_at_mut(BTH_LEN);
-            rest.fill(0);
-            bth.write(head).is_ok() && aeth.write(rest).is_ok()
-        };
         self.push_to_ring(to, av, ACK_LEN, |qp| {
-            qp.ack_ring.with(|r| r.push_with(ACK_LEN, 0, write))
+            qp.ack_ring.with(|r| r.push_ack(bth, aeth))
         })
     }
 

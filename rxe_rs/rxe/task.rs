@@ -214,8 +214,11 @@ impl QpShared {
     /// A looped-back RC packet whose payload stays in the sender's MR (`payload`) until the
     /// receiver copies it from there: a request, whose headers go into the destination's
     /// [`QpShared::req_refs`], or a read response ([`QpShared::resp_refs`]), under the same
-    /// conditions as [`Self::deliver_request`]'s and the ACK ring's. Of a side's two rings,
-    /// one takes a packet only while the other is empty (`proto::packet_ring`).
+    /// conditions as [`Self::deliver_request`]'s and the ACK ring's. The request ring takes a
+    /// packet only while the reference ring is empty, so every reference is newer than every
+    /// request there and the responder takes those first: a small request the full request
+    /// ring refuses comes here rather than as an skb. A read response comes here only while
+    /// the ACK ring is empty (`proto::packet_ring`).
     #[inline]
     pub(crate) fn deliver_referenced(
         &self,
@@ -232,9 +235,7 @@ impl QpShared {
             return None;
         }
         let to = match side {
-            RingSide::Requests => self
-                .ring_destination(av, bth.qpn, |qp| &qp.req_pkts)
-                .filter(|to| to.req_ring.looks_empty())?,
+            RingSide::Requests => self.ring_destination(av, bth.qpn, |qp| &qp.req_pkts)?,
             RingSide::Responses => self
                 .ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)
                 .filter(|to| to.ack_ring.looks_empty())?,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
+use crate::proto::hdr::{Aeth, Bth, Header, NakCode, Syndrome, BTH_LEN};
+use crate::proto::opcode::{RC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_ONLY};
 use crate::proto::packet_ring::{
     AckRing, PacketRing, RequestRing, RingIndex, ACK_LEN, ACK_RING_LEN,
 };
@@ -180,6 +182,186 @@ proptest! {
             prop_assert_eq!(index.len(), model.len());
             prop_assert_eq!(index.is_empty(), model.is_empty());
             prop_assert_eq!(index.has_room(), !closed && model.len() < N);
+        }
+    }
+}
+
+fn ack_headers(psn: u32, syndrome: Syndrome, msn: u32) -> (Bth, Aeth) {
+    let bth = Bth {
+        opcode: RC_ACKNOWLEDGE,
+        qpn: 0x11,
+        psn,
+        ..Default::default()
+    };
+    (bth, Aeth { syndrome, msn })
+}
+
+/// The PSN and AETH of a packet the ring holds, read back from its bytes.
+fn ack_of(bytes: &[u8]) -> (u8, u32, Aeth) {
+    assert_eq!(bytes.len(), ACK_LEN);
+    assert!(
+        bytes[BTH_LEN + 4..].iter().all(|&b| b == 0),
+        "the ICRC is left zero"
+    );
+    let bth = Bth::parse(bytes).unwrap();
+    (bth.opcode, bth.psn, Aeth::parse(&bytes[BTH_LEN..]).unwrap())
+}
+
+fn push(ring: &mut AckRing, psn: u32, syndrome: Syndrome, msn: u32) -> bool {
+    let (bth, aeth) = ack_headers(psn, syndrome, msn);
+    ring.push_ack(&bth, &aeth)
+}
+
+#[test]
+fn a_later_ack_supersedes_the_newest_ack() {
+    let mut ring = AckRing::new();
+    assert!(push(&mut ring, 5, Syndrome::ACK_UNLIMITED, 1));
+    assert!(push(&mut ring, 6, Syndrome::Ack { credits: 3 }, 2));
+    // The same PSN again (a duplicate request's ACK) supersedes it too.
+    assert!(push(&mut ring, 6, Syndrome::Ack { credits: 4 }, 2));
+    assert_eq!(ring.len(), 1);
+    let (opcode, psn, aeth) = ack_of(ring.pop().unwrap().bytes());
+    assert_eq!((opcode, psn), (RC_ACKNOWLEDGE, 6));
+    assert_eq!(
+        aeth,
+        Aeth {
+            syndrome: Syndrome::Ack { credits: 4 },
+            msn: 2
+        }
+    );
+    assert!(ring.is_empty());
+}
+
+#[test]
+fn an_earlier_ack_does_not_overwrite_a_later_one() {
+    let mut ring = AckRing::new();
+    assert!(push(&mut ring, 9, Syndrome::ACK_UNLIMITED, 4));
+    assert!(push(&mut ring, 8, Syndrome::ACK_UNLIMITED, 4));
+    assert_eq!(ring.len(), 2);
+    assert_eq!(ack_of(ring.pop().unwrap().bytes()).1, 9);
+    assert_eq!(ack_of(ring.pop().unwrap().bytes()).1, 8);
+}
+
+#[test]
+fn naks_are_never_merged() {
+    let mut ring = AckRing::new();
+    assert!(push(&mut ring, 1, Syndrome::ACK_UNLIMITED, 1));
+    assert!(push(&mut ring, 2, Syndrome::RnrNak { timer: 3 }, 1));
+    assert!(push(&mut ring, 2, Syndrome::RnrNak { timer: 3 }, 1));
+    assert!(push(
+        &mut ring,
+        3,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        1
+    ));
+    assert!(push(&mut ring, 4, Syndrome::ACK_UNLIMITED, 2));
+    let popped: std::vec::Vec<_> = std::iter::from_fn(|| ring.pop())
+        .map(|e| ack_of(e.bytes()))
+        .map(|(_, psn, aeth)| (psn, aeth.syndrome))
+        .collect();
+    assert_eq!(
+        popped,
+        [
+            (1, Syndrome::ACK_UNLIMITED),
+            (2, Syndrome::RnrNak { timer: 3 }),
+            (2, Syndrome::RnrNak { timer: 3 }),
+            (3, Syndrome::Nak(NakCode::PsnSequenceError)),
+            (4, Syndrome::ACK_UNLIMITED),
+        ]
+    );
+}
+
+#[test]
+fn only_an_acknowledge_packet_is_merged() {
+    // Not pushed by the driver (a read response is longer than a slot of the ring), but a
+    // packet of another opcode with an ACK syndrome must not be taken for an ACK.
+    let mut ring = AckRing::new();
+    let (mut bth, aeth) = ack_headers(1, Syndrome::ACK_UNLIMITED, 1);
+    bth.opcode = RC_RDMA_READ_RESPONSE_ONLY;
+    assert!(ring.push_ack(&bth, &aeth));
+    assert!(push(&mut ring, 2, Syndrome::ACK_UNLIMITED, 1));
+    assert_eq!(ring.len(), 2);
+}
+
+#[test]
+fn acks_merge_across_the_psn_wrap_and_not_into_a_popped_one() {
+    let mut ring = AckRing::new();
+    assert!(push(&mut ring, 0xff_ffff, Syndrome::ACK_UNLIMITED, 1));
+    assert!(push(&mut ring, 0, Syndrome::ACK_UNLIMITED, 2));
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ack_of(ring.pop().unwrap().bytes()).1, 0);
+    assert!(push(&mut ring, 1, Syndrome::ACK_UNLIMITED, 3));
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ack_of(ring.front().unwrap().bytes()).1, 1);
+}
+
+#[test]
+fn a_full_ring_still_takes_an_ack_it_can_merge() {
+    let mut ring = AckRing::new();
+    for psn in 0..ACK_RING_LEN as u32 - 1 {
+        assert!(push(&mut ring, psn, Syndrome::RnrNak { timer: 1 }, 0));
+    }
+    assert!(push(&mut ring, 100, Syndrome::ACK_UNLIMITED, 0));
+    assert!(!ring.has_room());
+    assert!(push(&mut ring, 101, Syndrome::ACK_UNLIMITED, 0));
+    assert!(!push(&mut ring, 102, Syndrome::RnrNak { timer: 1 }, 0));
+    ring.close();
+    assert!(!push(&mut ring, 103, Syndrome::ACK_UNLIMITED, 0));
+}
+
+proptest! {
+    /// A responder's stream of ACKs and NAKs, read by a completer at any pace: every NAK comes
+    /// out once and in order, no positive ACK comes out before a NAK pushed ahead of it, the
+    /// ring never refuses while it holds fewer than half its length in NAKs (runs of ACKs
+    /// between them take one entry each), and once drained the completer has seen the last
+    /// ACK.
+    #[test]
+    fn coalescing_loses_no_nak_and_no_acknowledgement(
+        ops in proptest::collection::vec(0u8..6, 0..300),
+        start in 0xff_ff00u32..0xff_ffff,
+    ) {
+        let mut ring = AckRing::new();
+        let mut psn = start;
+        let mut pushed = std::vec::Vec::new();
+        let mut popped = std::vec::Vec::new();
+        let mut naks_held = 0;
+        for op in ops {
+            match op {
+                0..=2 => {
+                    psn = (psn + u32::from(op)) & 0xff_ffff;
+                    prop_assert!(push(&mut ring, psn, Syndrome::ACK_UNLIMITED, 0));
+                    pushed.push((psn, true));
+                }
+                3 if naks_held < (ACK_RING_LEN - 1) / 2 => {
+                    let nak = Syndrome::RnrNak { timer: 2 };
+                    prop_assert!(push(&mut ring, psn, nak, 0));
+                    pushed.push((psn, false));
+                    naks_held += 1;
+                }
+                _ => {
+                    if let Some(e) = ring.pop() {
+                        let (_, p, aeth) = ack_of(e.bytes());
+                        let ack = matches!(aeth.syndrome, Syndrome::Ack { .. });
+                        naks_held -= usize::from(!ack);
+                        popped.push((p, ack));
+                    }
+                }
+            }
+        }
+        while let Some(e) = ring.pop() {
+            let (_, p, aeth) = ack_of(e.bytes());
+            popped.push((p, matches!(aeth.syndrome, Syndrome::Ack { .. })));
+        }
+        let naks = |v: &[(u32, bool)]| v.iter().filter(|p| !p.1).count();
+        prop_assert_eq!(naks(&popped), naks(&pushed));
+        // Each packet that came out is one pushed, in order: the popped sequence is a
+        // subsequence of the pushed one that keeps every NAK.
+        let mut it = pushed.iter();
+        for p in &popped {
+            prop_assert!(it.any(|q| q == p), "{:?} out of order", p);
+        }
+        if let Some(&(last, true)) = pushed.last() {
+            prop_assert_eq!(popped.last(), Some(&(last, true)));
         }
     }
 }
