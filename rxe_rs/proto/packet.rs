@@ -2,7 +2,9 @@
 
 //! A received RoCEv2 packet, from its BTH to its ICRC, checked for shape.
 
-use super::hdr::{Bth, Header, BTH_TVER, ICRC_LEN};
+use super::hdr::{
+    Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Rdeth, Reth, BTH_TVER, ICRC_LEN,
+};
 use super::opcode::{opcode_info, OpcodeInfo};
 use super::parts::Parts;
 use super::Error;
@@ -155,4 +157,59 @@ impl<'a> Packet<'a> {
 /// a multiple of 4.
 pub const fn pad_len(payload_len: usize) -> usize {
     payload_len.wrapping_neg() & 3
+}
+
+/// The extension headers of a packet being built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Headers {
+    /// RDMA Extended Transport Header: READ, WRITE and FLUSH requests.
+    pub reth: Option<Reth>,
+    /// ACK Extended Transport Header: acknowledgements and responses.
+    pub aeth: Option<Aeth>,
+    /// Atomic Extended Transport Header: atomic requests.
+    pub atmeth: Option<Atmeth>,
+    /// Atomic ACK Extended Transport Header: atomic responses.
+    pub atmack: Option<Atmack>,
+    /// Datagram Extended Transport Header: UD requests.
+    pub deth: Option<Deth>,
+    /// Immediate data.
+    pub immdt: Option<Immdt>,
+    /// Invalidate Extended Transport Header: SEND with invalidate.
+    pub ieth: Option<Ieth>,
+    /// Flush Extended Transport Header: FLUSH requests.
+    pub feth: Option<Feth>,
+}
+
+impl Headers {
+    /// Writes `bth` and these headers where the opcode `info` puts them, and every other byte
+    /// of the opcode's `info.length` bytes of headers as zero (a header it carries that these
+    /// lack), so that a buffer holding older bytes (a ring slot) needs no clearing first.
+    /// `false` if these have a header the opcode does not carry or `data` is too short.
+    pub fn write(&self, bth: &Bth, info: &OpcodeInfo, data: &mut [u8]) -> bool {
+        bth.write(data).is_ok()
+            && write_opt(&self.reth, info, data)
+            && write_opt(&self.aeth, info, data)
+            && write_opt(&self.atmeth, info, data)
+            && write_opt(&self.atmack, info, data)
+            && write_opt(&self.deth, info, data)
+            && write_opt(&self.immdt, info, data)
+            && write_opt(&self.ieth, info, data)
+            && write_opt(&self.feth, info, data)
+            && write_opt::<Rdeth>(&None, info, data)
+    }
+}
+
+/// Writes header `h` where the opcode `info` puts it, or zeros there if `h` is `None`; `false`
+/// if the opcode has no such header but `h` is one, or it does not fit.
+#[inline(always)]
+fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
+    match (h, info.offset(H::KIND)) {
+        (None, None) => true,
+        (Some(_), None) => false,
+        (Some(h), Some(offset)) => data.get_mut(offset..).is_some_and(|at| h.write(at).is_ok()),
+        (None, Some(offset)) => data
+            .get_mut(offset..offset + H::KIND.wire_len())
+            .map(|zeros| zeros.fill(0))
+            .is_some(),
+    }
 }

@@ -16,7 +16,6 @@ use crate::net::skb::SkBuff;
 pub(crate) use crate::proto::error::{Absent, Cause, MemFault, QpEvent, RxeError};
 use crate::proto::{
     av::AddressVector,
-    hdr::{Aeth, Atmack, Atmeth, Deth, Feth, Ieth, Immdt, Reth},
     qp_state::{QpState, IB_QP_AV, IB_QP_RQ_PSN, IB_QP_SQ_PSN},
     queue::{Geometry, Index},
     resources::{Resource, Resources},
@@ -149,18 +148,7 @@ impl From<QpEvent> for IbEvent {
     }
 }
 
-/// The extension headers of a packet being built.
-#[derive(Default)]
-pub(crate) struct Headers {
-    pub(crate) reth: Option<Reth>,
-    pub(crate) aeth: Option<Aeth>,
-    pub(crate) atmeth: Option<Atmeth>,
-    pub(crate) atmack: Option<Atmack>,
-    pub(crate) deth: Option<Deth>,
-    pub(crate) immdt: Option<Immdt>,
-    pub(crate) ieth: Option<Ieth>,
-    pub(crate) feth: Option<Feth>,
-}
+pub(crate) use crate::proto::packet::Headers;
 
 /// The payload of an RC packet carrying a whole page or more (path MTU 4096) goes by reference
 /// (page fragments of the memory it comes from) rather than by copy. A smaller payload is

@@ -45,9 +45,9 @@ use crate::net::{
 };
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
-    hdr::{Bth, Header, ICRC_LEN},
+    hdr::{Bth, ICRC_LEN},
     icrc::{self, IpHeader, UDP_HDR_LEN},
-    opcode::{opcode_info, OpcodeInfo},
+    opcode::opcode_info,
     packet::pad_len,
     packet_ring::{REF_HEADER_LEN, REQUEST_LEN},
     qp_state::{QpState, QpType},
@@ -200,10 +200,15 @@ impl QpShared {
             let Some((payload, trailer)) = rest.split_at_mut_checked(payload_len) else {
                 return false;
             };
-            // A slot holds an older packet's bytes: every byte is written.
-            head.fill(0);
-            trailer.fill(0);
-            write_headers(&bth, hdrs, info, head) && fill(payload)
+            // A slot holds an older packet's bytes: every byte is written, the headers' by
+            // `Headers::write`, the pad and (zero) ICRC's, 4 to 7 bytes, by two 4-byte stores.
+            if let Some(first) = trailer.first_chunk_mut::<ICRC_LEN>() {
+                *first = [0; ICRC_LEN];
+            }
+            if let Some(last) = trailer.last_chunk_mut::<ICRC_LEN>() {
+                *last = [0; ICRC_LEN];
+            }
+            hdrs.write(&bth, info, head) && fill(payload)
         };
         self.push_to_ring(to, av, len, |qp| {
             qp.req_ring
@@ -244,7 +249,7 @@ impl QpShared {
         bth.pad = pad as u8;
         let mut bytes = [0u8; REF_HEADER_LEN];
         let head = &mut bytes[..info.length];
-        if !write_headers(&bth, hdrs, info, head) {
+        if !hdrs.write(&bth, info, head) {
             return None;
         }
         let ipv6 = av.network_type == NetworkType::Ipv6;
@@ -326,7 +331,7 @@ impl QpShared {
         let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, payload) else {
             return Err(BuildError::NoMemory.into());
         };
-        if !write_headers(&bth, hdrs, info, skb.data_mut()) {
+        if !hdrs.write(&bth, info, skb.data_mut()) {
             return Err(BuildError::Unsendable.into());
         }
         if by_reference {
@@ -539,31 +544,6 @@ impl QpShared {
             self.rnr_timer.arm(self, 1);
         }
     }
-}
-
-/// Writes the BTH and the extension headers `info` says the opcode has; `false` if they do not
-/// fit `data` or the opcode.
-fn write_headers(bth: &Bth, hdrs: &Headers, info: &OpcodeInfo, data: &mut [u8]) -> bool {
-    bth.write(data).is_ok()
-        && write_opt(&hdrs.reth, info, data)
-        && write_opt(&hdrs.aeth, info, data)
-        && write_opt(&hdrs.atmeth, info, data)
-        && write_opt(&hdrs.atmack, info, data)
-        && write_opt(&hdrs.deth, info, data)
-        && write_opt(&hdrs.immdt, info, data)
-        && write_opt(&hdrs.ieth, info, data)
-        && write_opt(&hdrs.feth, info, data)
-}
-
-/// Writes header `h`, if the packet has one, where the opcode `info` puts it; `false` if the
-/// opcode has no such header or it does not fit.
-fn write_opt<H: Header>(h: &Option<H>, info: &OpcodeInfo, data: &mut [u8]) -> bool {
-    let Some(h) = h else {
-        return true;
-    };
-    info.offset(H::KIND)
-        .and_then(|off| data.get_mut(off..))
-        .is_some_and(|d| h.write(d).is_ok())
 }
 
 impl WorkItem for QpShared {

@@ -7,8 +7,9 @@ use crate::proto::hdr::{
     rnr_timer_usec, Aeth, Bth, Feth, Header, NakCode, Reth, Syndrome, BTH_LEN, RETH_LEN,
     RNR_TIMER_USEC,
 };
-use crate::proto::opcode;
-use crate::proto::packet::{pad_len, Packet};
+use crate::proto::hdr::{Atmack, Atmeth, Deth, Hdr, Ieth, Immdt};
+use crate::proto::opcode::{self, opcode_info};
+use crate::proto::packet::{pad_len, Headers, Packet};
 use crate::proto::Error;
 
 #[test]
@@ -218,4 +219,80 @@ fn pad_rounds_the_payload_to_four_bytes() {
     assert_eq!(pad_len(3), 1);
     assert_eq!(pad_len(4096), 0);
     assert_eq!(pad_len(usize::MAX), 1);
+}
+
+/// `Headers::write` writes every byte of an opcode's headers, whichever of them it is given, so a
+/// ring slot holding an older packet needs no clearing: the result is the same over zeros and
+/// over ones. A header the opcode does not carry is refused.
+#[test]
+fn headers_write_every_byte_of_the_opcodes_headers() {
+    let all = Headers {
+        reth: Some(Reth {
+            va: 0x1122_3344_5566_7788,
+            rkey: 0x99aa_bbcc,
+            len: 0x1000,
+        }),
+        aeth: Some(Aeth {
+            syndrome: Syndrome::ACK_UNLIMITED,
+            msn: 7,
+        }),
+        atmeth: Some(Atmeth::default()),
+        atmack: Some(Atmack::default()),
+        deth: Some(Deth::default()),
+        immdt: Some(Immdt::default()),
+        ieth: Some(Ieth::default()),
+        feth: Some(Feth::default()),
+    };
+    let mut checked = 0;
+    for op in 0..=u8::MAX {
+        let Some(info) = opcode_info(op) else {
+            continue;
+        };
+        let has = |h: Hdr| info.offset(h).is_some();
+        let carried = Headers {
+            reth: all.reth.filter(|_| has(Hdr::Reth)),
+            aeth: all.aeth.filter(|_| has(Hdr::Aeth)),
+            atmeth: all.atmeth.filter(|_| has(Hdr::Atmeth)),
+            atmack: all.atmack.filter(|_| has(Hdr::Atmack)),
+            deth: all.deth.filter(|_| has(Hdr::Deth)),
+            immdt: all.immdt.filter(|_| has(Hdr::Immdt)),
+            ieth: all.ieth.filter(|_| has(Hdr::Ieth)),
+            feth: all.feth.filter(|_| has(Hdr::Feth)),
+        };
+        let bth = Bth {
+            opcode: op,
+            qpn: 0x12_3456,
+            psn: 0xab_cdef,
+            ..Default::default()
+        };
+        for hdrs in [carried, Headers::default()] {
+            let mut over_zeros = std::vec![0u8; info.length];
+            let mut over_ones = std::vec![0xffu8; info.length];
+            assert!(hdrs.write(&bth, info, &mut over_zeros), "opcode {op:#x}");
+            assert!(hdrs.write(&bth, info, &mut over_ones), "opcode {op:#x}");
+            assert_eq!(
+                over_zeros, over_ones,
+                "opcode {op:#x}: a byte left unwritten"
+            );
+            assert_eq!(Bth::parse(&over_zeros).unwrap(), bth);
+            let mut short = std::vec![0u8; info.length - 1];
+            assert!(
+                !hdrs.write(&bth, info, &mut short),
+                "opcode {op:#x}: too short"
+            );
+        }
+        if carried.reth.is_none() {
+            let mut buf = std::vec![0u8; info.length + 64];
+            let extra = Headers {
+                reth: all.reth,
+                ..carried
+            };
+            assert!(
+                !extra.write(&bth, info, &mut buf),
+                "opcode {op:#x} carries no RETH"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 40);
 }
