@@ -281,9 +281,10 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
 impl AckRing {
     /// Appends the ACKNOWLEDGE of `bth` and `aeth`, or writes it over the newest packet when
     /// both are positive ACKs and it acknowledges at least as far: an ACK of a PSN acknowledges
-    /// every request up to it (IBA 9.7.5.1.2, coalescing), so the completer loses nothing, and
+    /// every request up to it (the IBA's ACK coalescing), so the completer loses nothing, and
     /// a completer that falls behind a streaming responder does not fill the ring (whose
-    /// overflow goes as skbs). `false` if neither can be done, or the headers do not encode.
+    /// overflow goes as skbs). A NAK is never merged. `false` if neither can be done, or the
+    /// headers do not encode.
     pub fn push_ack(&mut self, bth: &Bth, aeth: &Aeth) -> bool {
         let mut bytes = [0; ACK_LEN];
         let (head, rest) = bytes.split_at_mut(BTH_LEN);

@@ -175,9 +175,9 @@ impl Engine {
         if self.resp.paused.is_none() && !qp.req_refs.looks_empty() {
             let mut hdr = [0; REF_HEADER_LEN];
             if let Some(front) = qp.req_refs.copy_front(&mut hdr) {
-                // The request ring's requests are older than every reference. One found empty
-                // above may have taken some since that were pushed before this reference: the
-                // ring's lock, taken by `copy_front`, makes them visible now.
+                // Every request of the request ring is older than every reference. The look
+                // above may have missed requests pushed before this reference; taking this
+                // ring's lock (`copy_front`) made them visible, so look again.
                 if !qp.req_ring.looks_empty() {
                     return true;
                 }
@@ -912,8 +912,9 @@ impl QpShared {
     /// An ACK to a QP of this device written straight into its ACK ring (`proto::packet_ring`)
     /// rather than built as an skb, when its order with the responses before it is sure:
     /// nothing of this step's is an skb, the destination's skb queue is empty and its ring has
-    /// room or ends with an ACK this one supersedes (`AckRing::push_ack`). The destination is checked as `recv::deliver` checks a packet's; `None` (nothing
-    /// delivered) when a check fails: the caller builds an skb.
+    /// room or ends with an ACK this one supersedes (`AckRing::push_ack`). The destination is
+    /// checked as `recv::deliver` checks a packet's; `None` (nothing delivered) when a check
+    /// fails: the caller builds an skb.
     fn inline_ack(
         &self,
         out: &Outbox,
