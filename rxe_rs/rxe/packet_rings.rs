@@ -2,8 +2,8 @@
 
 //! A QP's rings of looped-back packets (`proto::packet_ring`), shared between the QP's engine
 //! (their one consumer) and its peer's (their producer): small packets as their bytes
-//! ([`SharedRing`]), larger requests as their headers and a reference to their payload
-//! ([`RefRing`]).
+//! ([`SharedRing`]), larger requests, and small ones a full bytes ring refused, as their headers
+//! and a reference to their payload ([`RefRing`]).
 
 use super::mr::MrShared;
 use crate::proto::{
