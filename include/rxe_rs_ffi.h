@@ -125,7 +125,7 @@ int rxe_rs_odp_atomic(struct rxe_rs_odp *odp, u64 va, bool cas, u64 cmp, u64 val
 
 /* Data path: timers, bottom halves, events. */
 void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
-void rxe_rs_mod_timer(struct timer_list *timer, unsigned long delay_jiffies);
+void rxe_rs_mod_timer_at(struct timer_list *timer, unsigned long expires);
 void rxe_rs_timer_shutdown_sync(struct timer_list *timer);
 unsigned long rxe_rs_usecs_to_jiffies(unsigned int usecs);
 void rxe_rs_local_bh_disable(void);

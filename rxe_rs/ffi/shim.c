@@ -700,9 +700,9 @@ void rxe_rs_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *
 	timer_setup(timer, fn, 0);
 }
 
-void rxe_rs_mod_timer(struct timer_list *timer, unsigned long delay_jiffies)
+void rxe_rs_mod_timer_at(struct timer_list *timer, unsigned long expires)
 {
-	mod_timer(timer, jiffies + delay_jiffies);
+	mod_timer(timer, expires);
 }
 
 void rxe_rs_timer_shutdown_sync(struct timer_list *timer)

@@ -51,6 +51,21 @@ impl<T> ArcSlot<T> {
         found
     }
 
+    /// `f` run on the `Arc` the slot holds, if `wanted` accepts it, with no reference taken;
+    /// `f` back if the slot is empty or `wanted` refuses. The slot is empty while `f` runs.
+    pub(crate) fn with_if<R, F: FnOnce(&Arc<T>) -> R>(
+        &self,
+        wanted: impl FnOnce(&T) -> bool,
+        f: F,
+    ) -> core::result::Result<R, F> {
+        let Some(held) = self.take() else {
+            return Err(f);
+        };
+        let out = if wanted(&held) { Ok(f(&held)) } else { Err(f) };
+        drop(self.put(held));
+        out
+    }
+
     /// Keeps a clone of `arc`, letting go of what the slot held.
     pub(crate) fn keep(&self, arc: &Arc<T>) {
         drop(self.put(arc.clone()));

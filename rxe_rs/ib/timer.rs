@@ -6,7 +6,7 @@
 use crate::ffi;
 use core::{
     marker::PhantomData,
-    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
 };
 use kernel::{
     prelude::*,
@@ -40,6 +40,8 @@ pub(crate) struct Timer<T: TimerOwner> {
     /// `Arc` of a destroyed QP may go in an skb destructor, under another QP's engine lock,
     /// where waiting for a timer is what lockdep forbids).
     shut_down: AtomicBool,
+    /// The expiry (jiffies) the last [`Timer::arm`] set: re-arming for the same tick is a no-op.
+    expires: AtomicU64,
     _t: PhantomData<T>,
 }
 
@@ -76,6 +78,7 @@ impl<T: TimerOwner> Timer<T> {
                 core::ptr::addr_of_mut!((*slot).id).write(id);
             }),
             shut_down: AtomicBool::new(false),
+            expires: AtomicU64::new(0),
             _t: PhantomData,
         })
     }
@@ -86,14 +89,27 @@ impl<T: TimerOwner> Timer<T> {
     }
 
     /// (Re)arms the timer to fire in `delay` jiffies, for `owner`. No-op after `shutdown`.
+    ///
+    /// A requester re-arms its retransmit timer for every packet, many within one tick. The
+    /// expiry is counted in ticks, so a re-arm within the tick of the last one would set the
+    /// same expiry: it is skipped without calling into the timer core (C calls `mod_timer`,
+    /// which then finds the expiry unchanged). The timer cannot have fired since: it fires at
+    /// its expiry, a tick later at the soonest.
     pub(crate) fn arm(&self, owner: &Arc<T>, delay: u64) {
+        let expires = jiffies().wrapping_add(delay);
+        if self.expires.load(Ordering::Relaxed) == expires {
+            return;
+        }
         // SAFETY: `inner` is initialised; the pointer is only dereferenced under the invariant.
         unsafe {
             (*self.inner.get())
                 .owner
-                .store(Arc::as_ptr(owner).cast_mut(), Ordering::Release);
-            ffi::rxe_rs_mod_timer(self.raw(), delay as usize);
-        }
+                .store(Arc::as_ptr(owner).cast_mut(), Ordering::Release)
+        };
+        // SAFETY: the timer is initialised (`new`).
+        unsafe { ffi::rxe_rs_mod_timer_at(self.raw(), expires as usize) };
+        // Stored after the timer is armed: a skip never comes before the arm it relies on.
+        self.expires.store(expires, Ordering::Relaxed);
     }
 
     /// Stops the timer for good, waiting for a running expiry to finish.

@@ -259,6 +259,13 @@ impl<const SLOT: usize, const N: usize> PacketRing<SLOT, N> {
         self.index.drop_front();
     }
 
+    /// Removes the oldest packet, copied to the start of `to` as [`Self::copy_front`] does.
+    pub fn pop_into(&mut self, to: &mut [u8; SLOT]) -> Option<(usize, u8)> {
+        let out = self.copy_front(to)?;
+        self.drop_front();
+        Some(out)
+    }
+
     /// Removes and returns the oldest packet.
     pub fn pop(&mut self) -> Option<Entry<SLOT>> {
         let entry = self.front()?;

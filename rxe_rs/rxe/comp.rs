@@ -14,10 +14,9 @@ use super::{
     counters::Counter,
     engine::WqeState,
     engine::{Cause, Engine, FaultWait, Machine, RxeError},
-    mr::access,
     outbox::Outbox,
     qp::{QpShared, RETRANSMIT_TIMER},
-    req::lookup_local,
+    req::write_local,
 };
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
@@ -361,8 +360,7 @@ impl QpShared {
                     .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
                     .ok_or(RxeError::local_protection(Cause::Check))?;
                 let len = chunk.len as usize;
-                let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)?;
-                mr.write(rcu, chunk.addr, &data[done..done + len])?;
+                write_local(self, rcu, chunk.lkey, chunk.addr, &data[done..done + len])?;
                 done += len;
             }
         }
@@ -372,8 +370,7 @@ impl QpShared {
     /// Writes an atomic's original value to the WQE's first SGE (`do_atomic`).
     fn atomic_result(&self, rcu: &rcu::Guard, slot: &[u8], orig: u64) -> Result<(), RxeError> {
         let sge = wqe::sge(slot, 0).ok_or(RxeError::local_protection(Cause::Check))?;
-        let mr = lookup_local(self, sge.lkey, access::LOCAL_WRITE, sge.addr, 8)?;
-        mr.write(rcu, sge.addr, &orig.to_ne_bytes())?;
+        write_local(self, rcu, sge.lkey, sge.addr, &orig.to_ne_bytes())?;
         Ok(())
     }
 

@@ -16,6 +16,7 @@ use crate::net::skb::SkBuff;
 pub(crate) use crate::proto::error::{Absent, Cause, MemFault, QpEvent, RxeError};
 use crate::proto::{
     av::AddressVector,
+    packet_ring::REQUEST_LEN,
     qp_state::{QpState, IB_QP_AV, IB_QP_RQ_PSN, IB_QP_SQ_PSN},
     queue::{Geometry, Index},
     resources::{Resource, Resources},
@@ -432,7 +433,19 @@ pub(crate) struct RespState {
     /// Waiting for pages of an ODP MR a request or a read response needs.
     pub(crate) fault: FaultWait,
     /// The request that waits for them, handled again when they are there.
-    pub(crate) paused: Option<SkBuff>,
+    pub(crate) paused: Option<PausedRequest>,
+}
+
+/// A request waiting for pages of an ODP MR, out of the queue it came from. It is older than
+/// every request still queued, so the responder handles it first.
+pub(crate) enum PausedRequest {
+    Skb(SkBuff),
+    /// A request of the request ring (`QpShared::req_ring`): its first `len` bytes and tag.
+    Ring {
+        bytes: [u8; REQUEST_LEN],
+        len: usize,
+        tag: u8,
+    },
 }
 
 impl RespState {

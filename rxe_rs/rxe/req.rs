@@ -13,7 +13,7 @@ use super::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, RxeError, WqeInfo,
         WqeState, BY_REFERENCE_MIN,
     },
-    mr::MrShared,
+    mr::{access, MrShared},
     outbox::{OutPacket, Outbox},
     packet_rings::PayloadRef,
     qp::QpShared,
@@ -593,8 +593,9 @@ fn fill_payload(
             .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
             .ok_or(RxeError::local_protection(Cause::Check))?;
         let len = chunk.len as usize;
-        let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len)?;
-        mr.attach(rcu, chunk.addr, len, sink)?;
+        with_local_mr(qp, chunk.lkey, 0, chunk.addr, len, |mr| {
+            mr.attach(rcu, chunk.addr, len, sink)
+        })??;
         if sink.failed() {
             // Built again by copy, from the start.
             break;
@@ -620,12 +621,15 @@ fn referenced_payload(
         .ok()
         .flatten()
         .filter(|c| c.len == len)?;
-    let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len as usize).ok()?;
-    mr.pins_pages().then_some(PayloadRef {
-        mr,
-        iova: chunk.addr,
-        len,
+    with_local_mr(qp, chunk.lkey, 0, chunk.addr, len as usize, |mr| {
+        mr.pins_pages().then(|| PayloadRef {
+            mr: mr.clone(),
+            iova: chunk.addr,
+            len,
+        })
     })
+    .ok()
+    .flatten()
 }
 
 /// Copies the next `buf.len()` bytes of a WQE's data (inline or through its SGEs) into `buf`.
@@ -665,8 +669,10 @@ fn copy_payload(
                     .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
                     .ok_or(RxeError::local_protection(Cause::Check))?;
                 let len = chunk.len as usize;
-                let mr = lookup_local(qp, chunk.lkey, 0, chunk.addr, len)?;
-                mr.read(rcu, chunk.addr, &mut buf[done..done + len])?;
+                let out = &mut buf[done..done + len];
+                with_local_mr(qp, chunk.lkey, 0, chunk.addr, len, |mr| {
+                    mr.read(rcu, chunk.addr, out)
+                })??;
                 done += len;
             }
             Ok(())
@@ -674,26 +680,43 @@ fn copy_payload(
     }
 }
 
-/// An MR of this QP's PD for a local access (`lookup_mr` with an lkey). The MR the QP used
-/// last ([`QpShared::local_mr`]) is taken without a key-table lookup when it passes the same
-/// checks: its key is `lkey` and it is alive (a deregistered MR fails them, and then the table
-/// answers, as it would have).
-pub(crate) fn lookup_local(
+/// Writes `bytes` at `addr` of the MR of this QP's PD that `lkey` names, which must allow local
+/// writes: a receive, a read response or an atomic's original value landing.
+pub(crate) fn write_local(
+    qp: &QpShared,
+    rcu: &rcu::Guard,
+    lkey: u32,
+    addr: u64,
+    bytes: &[u8],
+) -> core::result::Result<(), RxeError> {
+    with_local_mr(qp, lkey, access::LOCAL_WRITE, addr, bytes.len(), |mr| {
+        mr.write(rcu, addr, bytes)
+    })??;
+    Ok(())
+}
+
+/// `f` run on an MR of this QP's PD for a local access (`lookup_mr` with an lkey). The MR the
+/// QP used last ([`QpShared::local_mr`]) is used without a key-table lookup or a reference
+/// taken when it passes the same checks: its key is `lkey` and it is alive (a deregistered MR
+/// fails them, and then the table answers, as it would have).
+pub(crate) fn with_local_mr<R>(
     qp: &QpShared,
     lkey: u32,
     access: u32,
     addr: u64,
     len: usize,
-) -> core::result::Result<Arc<MrShared>, RxeError> {
-    let kept = qp
+    f: impl FnOnce(&Arc<MrShared>) -> R,
+) -> core::result::Result<R, RxeError> {
+    let f = match qp
         .local_mr
-        .get_if(|mr| mr.check(lkey, qp.pd, access, addr, len).is_ok());
-    if let Some(mr) = kept {
-        return Ok(mr);
-    }
+        .with_if(|mr| mr.check(lkey, qp.pd, access, addr, len).is_ok(), f)
+    {
+        Ok(out) => return Ok(out),
+        Err(f) => f,
+    };
     let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
     let mr = qp.dev.keys().mr(lkey).ok_or(no_mr)?;
     mr.check(lkey, qp.pd, access, addr, len)?;
     qp.local_mr.keep(&mr);
-    Ok(mr)
+    Ok(f(&mr))
 }

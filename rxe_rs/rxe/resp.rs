@@ -7,14 +7,14 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
-        RxeError, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, PausedRequest, ReadReply,
+        RecvInProgress, RxeError, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
     mr::{self, access, MrShared},
     outbox::{OutPacket, Outbox},
     packet_rings::{PayloadRef, RefFront},
     qp::QpShared,
-    req::lookup_local,
+    req::write_local,
     task::RingSide,
 };
 use crate::ib::handles::IbEvent;
@@ -157,22 +157,18 @@ impl Engine {
             return qp.read_reply(self, rcu, out);
         }
         // A request waiting for pages is older than the ring's (they came while the skb queue
-        // was empty), and those are older than every queued skb (`proto::packet_ring`). A ring
-        // request that waits for pages stays at the ring's head.
-        if self.resp.paused.is_none() && !qp.req_ring.looks_empty() {
+        // was empty), and those are older than every queued skb (`proto::packet_ring`).
+        if let Some(paused) = self.resp.paused.take() {
+            return self.handle_paused(qp, rcu, out, paused);
+        }
+        if !qp.req_ring.looks_empty() {
             let mut bytes = [0; REQUEST_LEN];
-            if let Some((len, tag)) = qp.req_ring.with(|r| r.copy_front(&mut bytes)) {
+            if let Some((len, tag)) = qp.req_ring.with(|r| r.pop_into(&mut bytes)) {
                 self.communication_established(qp, state);
-                if let Ok(pkt) = Packet::parse(&bytes[..len]) {
-                    if self.handle_packet(qp, rcu, out, None, tag != 0, &pkt) {
-                        return false;
-                    }
-                }
-                qp.req_ring.with(|r| r.drop_front());
-                return true;
+                return self.handle_ring_request(qp, rcu, out, bytes, len, tag);
             }
         }
-        if self.resp.paused.is_none() && !qp.req_refs.looks_empty() {
+        if !qp.req_refs.looks_empty() {
             let mut hdr = [0; REF_HEADER_LEN];
             if let Some(front) = qp.req_refs.copy_front(&mut hdr) {
                 // Every request of the request ring is older than every reference. The look
@@ -182,6 +178,7 @@ impl Engine {
                     return true;
                 }
                 self.communication_established(qp, state);
+                // One waiting for pages stays at the ring's head.
                 if self.handle_referenced(qp, rcu, out, &hdr, &front) {
                     return false;
                 }
@@ -189,17 +186,54 @@ impl Engine {
                 return true;
             }
         }
-        let Some(skb) = self.resp.paused.take().or_else(|| qp.req_pkts.pop()) else {
+        let Some(skb) = qp.req_pkts.pop() else {
             return false;
         };
         self.communication_established(qp, state);
-        if self.handle_request(qp, rcu, out, &skb) {
-            // It waits for ODP pages; handled again when they are there.
-            self.resp.paused = Some(skb);
-            return false;
+        self.handle_paused(qp, rcu, out, PausedRequest::Skb(skb))
+    }
+
+    /// Handles a request of the request ring, taken out of it; `true` if done with it, `false`
+    /// if it waits for pages ([`RespState::paused`]).
+    fn handle_ring_request(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        bytes: [u8; REQUEST_LEN],
+        len: usize,
+        tag: u8,
+    ) -> bool {
+        if let Ok(pkt) = Packet::parse(&bytes[..len]) {
+            if self.handle_packet(qp, rcu, out, None, tag != 0, &pkt) {
+                self.resp.paused = Some(PausedRequest::Ring { bytes, len, tag });
+                return false;
+            }
         }
-        skb.consume();
         true
+    }
+
+    /// Handles `request`, the oldest: as [`Self::handle_ring_request`].
+    fn handle_paused(
+        &mut self,
+        qp: &Arc<QpShared>,
+        rcu: &rcu::Guard,
+        out: &mut Outbox,
+        request: PausedRequest,
+    ) -> bool {
+        match request {
+            PausedRequest::Ring { bytes, len, tag } => {
+                self.handle_ring_request(qp, rcu, out, bytes, len, tag)
+            }
+            PausedRequest::Skb(skb) => {
+                if self.handle_request(qp, rcu, out, &skb) {
+                    self.resp.paused = Some(PausedRequest::Skb(skb));
+                    return false;
+                }
+                skb.consume();
+                true
+            }
+        }
     }
 
     /// The first packet a connected QP receives in RTR raises Communication Established (IBA
@@ -1114,10 +1148,8 @@ impl QpShared {
                     .map_err(|e| (part, RxeError::from(e)))?
                     .ok_or((part, no_room))?;
                 let len = chunk.len as usize;
-                let mr = lookup_local(self, chunk.lkey, access::LOCAL_WRITE, chunk.addr, len)
+                write_local(self, rcu, chunk.lkey, chunk.addr, &data[done..done + len])
                     .map_err(|e| (part, e))?;
-                mr.write(rcu, chunk.addr, &data[done..done + len])
-                    .map_err(|e| (part, RxeError::from(e)))?;
                 done += len;
             }
             Ok(())

@@ -87,6 +87,26 @@ fn copy_front_copies_the_packet_only_and_leaves_it() {
 }
 
 #[test]
+fn pop_into_copies_the_oldest_packet_and_removes_it() {
+    let mut ring = RequestRing::new();
+    let mut to = [7u8; 128];
+    assert!(ring.push(&[1, 2, 3], 4));
+    assert!(ring.push(&[5, 6], 1));
+    assert_eq!(ring.pop_into(&mut to), Some((3, 4)));
+    assert_eq!(to[..4], [1, 2, 3, 7]);
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ring.pop_into(&mut to), Some((2, 1)));
+    assert_eq!(to[..3], [5, 6, 3]);
+    assert!(ring.is_empty());
+    assert_eq!(ring.pop_into(&mut to), None);
+    // Room again for a whole ring.
+    for i in 0..8 {
+        assert!(ring.push(&[i], 0));
+    }
+    assert!(!ring.push(&[9], 0));
+}
+
+#[test]
 fn a_failed_write_appends_nothing() {
     let mut ring = RequestRing::new();
     assert!(!ring.push_with(10, 0, |b| {
