@@ -102,6 +102,8 @@ u32 rxe_rs_crc32_le(u32 crc, const u8 *p, size_t len);
 
 /* Data path: memory. */
 long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long n);
+bool rxe_rs_umem_in_direct_map(struct ib_umem *umem);
+const void *rxe_rs_page_address(struct page *page);
 bool rxe_rs_umem_is_pmem(struct ib_umem *umem);
 unsigned long rxe_rs_umem_num_pages(struct ib_umem *umem);
 unsigned long rxe_rs_umem_offset(struct ib_umem *umem);

@@ -621,6 +621,26 @@ long rxe_rs_umem_pages(struct ib_umem *umem, struct page **pages, unsigned long 
 	return i;
 }
 
+/* Whether every page of the umem is in the direct map (always, without highmem). */
+bool rxe_rs_umem_in_direct_map(struct ib_umem *umem)
+{
+	struct sg_page_iter it;
+
+	if (!IS_ENABLED(CONFIG_HIGHMEM))
+		return true;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (PageHighMem(sg_page_iter_page(&it)))
+			return false;
+	}
+	return true;
+}
+
+/* The direct-map address of a page in the direct map (rxe_rs_umem_in_direct_map). */
+const void *rxe_rs_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
 /* rxe_mr_fill_pages_from_sgt's is_pmem_page, over every page of the umem. */
 bool rxe_rs_umem_is_pmem(struct ib_umem *umem)
 {
@@ -650,11 +670,19 @@ void rxe_rs_page_copy(struct page *page, unsigned int offset, void *buf, unsigne
 		      bool to_page)
 {
 	void *va = kmap_local_page(page);
+	void *at = va + offset;
 
-	if (to_page)
-		memcpy(va + offset, buf, len);
+	/*
+	 * A looped-back payload is read in place in the sender's MR, which may overlap the bytes
+	 * it lands in (an RDMA WRITE within one buffer): then memmove, as the C driver's copy
+	 * through an skb would give.
+	 */
+	if (!to_page)
+		memcpy(buf, at, len);
+	else if (buf + len <= at || at + len <= buf)
+		memcpy(at, buf, len);
 	else
-		memcpy(buf, va + offset, len);
+		memmove(at, buf, len);
 	kunmap_local(va);
 }
 

@@ -12,8 +12,9 @@
 use super::mr::Umem;
 use crate::ffi;
 use crate::net::skb::PayloadSink;
+use crate::proto::parts::Parts;
 use core::ptr::NonNull;
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::rcu};
 
 const PAGE_SHIFT: u32 = 12;
 const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
@@ -22,6 +23,8 @@ const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
 pub(crate) struct PageList {
     pages: KVec<NonNull<ffi::page>>,
     first_offset: usize,
+    /// Every page is in the direct map (no highmem), so [`Self::map`] can read them in place.
+    direct: bool,
 }
 
 // SAFETY: `struct page` pointers are plain names of pinned memory, usable from any context.
@@ -45,9 +48,12 @@ impl PageList {
         }
         // SAFETY: `umem` is valid.
         let first_offset = unsafe { ffi::rxe_rs_umem_offset(umem.as_raw()) } as usize;
+        // SAFETY: `umem` is valid.
+        let direct = unsafe { ffi::rxe_rs_umem_in_direct_map(umem.as_raw()) };
         Ok(Self {
             pages,
             first_offset,
+            direct,
         })
     }
 
@@ -105,6 +111,50 @@ impl PageList {
                 )
             }
         })
+    }
+
+    /// Whether every page is in the direct map: [`Self::map`] can read any of them.
+    pub(crate) fn in_direct_map(&self) -> bool {
+        self.direct
+    }
+
+    /// Appends the `len` bytes at `offset` of the MR to `parts`, as slices of its pages in the
+    /// direct map (one per page), to be read in place while `_rcu` is held. The caller found the
+    /// MR registered inside that read-side section. `EFAULT` past the end or if a page is not
+    /// in the direct map; `EINVAL` if `parts` cannot take another slice.
+    pub(crate) fn map<'a>(
+        &'a self,
+        _rcu: &'a rcu::Guard,
+        offset: usize,
+        len: usize,
+        parts: &mut Parts<'a>,
+    ) -> Result {
+        if !self.direct {
+            return Err(EFAULT);
+        }
+        walk_pages(
+            self.first_offset,
+            self.pages.len(),
+            offset,
+            len,
+            |i, in_page, r| {
+                let page = *self.pages.get(i).ok_or(EFAULT)?;
+                // SAFETY: `page` is pinned (see the module doc) and in the direct map (`direct`).
+                let base = unsafe { ffi::rxe_rs_page_address(page.as_ptr()) }.cast::<u8>();
+                // SAFETY: `in_page < PAGE_SIZE`: inside the page's mapping.
+                let start = unsafe { base.add(in_page) };
+                // SAFETY: `in_page + r.len() <= PAGE_SIZE`: the bytes lie in the page, which
+                // stays pinned while `_rcu` is held: deregistration waits for a grace period
+                // before it unpins (module doc), and the slice cannot outlive the guard. User
+                // space may write them meanwhile, as it may the pages of an skb fragment sent by
+                // reference, and they may be the pages the copy lands in (an RDMA WRITE within
+                // one buffer): the reader only copies them out, landing with `memmove`
+                // (`rxe_rs_page_copy`), and a torn copy is what the C driver's copy into an skb
+                // would take.
+                let bytes = unsafe { core::slice::from_raw_parts(start, r.len()) };
+                parts.push(bytes).map_err(|_| EINVAL)
+            },
+        )
     }
 
     /// Attaches `len` bytes at `offset` of the MR to a packet by reference (its pinned pages).

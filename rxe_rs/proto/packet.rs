@@ -102,11 +102,11 @@ impl<'a> Packet<'a> {
     }
 
     /// A packet whose payload came apart from its headers (a looped-back packet whose payload
-    /// was copied out of the sender's memory): `head` is its headers exactly, `payload` its
-    /// payload, its BTH's pad the one that payload needs; it carries no ICRC (0). A layout that
-    /// does not hold is `Truncated`.
+    /// was left in the sender's memory): `head` is its headers exactly, `payload` its payload,
+    /// its BTH's pad the one that payload needs; it carries no ICRC (0). A layout that does not
+    /// hold is `Truncated`.
     #[inline]
-    pub fn with_payload(head: &'a [u8], payload: &'a [u8]) -> Result<Self, Error> {
+    pub fn with_payload(head: &'a [u8], payload: Parts<'a>) -> Result<Self, Error> {
         let (bth, info) = Self::parse_bth(head)?;
         if head.len() != info.length || usize::from(bth.pad) != pad_len(payload.len()) {
             return Err(Error::Truncated);
@@ -115,7 +115,7 @@ impl<'a> Packet<'a> {
             headers: head,
             info,
             bth,
-            payload: Parts::from_slice(payload),
+            payload,
             icrc: 0,
         })
     }

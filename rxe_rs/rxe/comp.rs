@@ -95,19 +95,13 @@ impl QpShared {
             }
         }
         // A read response whose payload is still in the responder's MR; it may wait for pages
-        // of the requester's, at the ring's head. Without a bounce buffer it is lost, as a
-        // response whose MR is gone (`RefFront::with_packet`): the retransmit timer recovers.
+        // of the requester's, at the ring's head. One whose MR is gone is lost
+        // (`RefFront::with_packet`): the retransmit timer recovers.
         if eng.comp.paused.is_none() && !self.resp_refs.looks_empty() {
             let mut hdr = [0; REF_HEADER_LEN];
             if let Some(front) = self.resp_refs.copy_front(&mut hdr) {
                 let before = eng.comp.psn;
-                let mut waits = None;
-                if let Some(mut bounce) = eng.take_bounce() {
-                    waits = front.with_packet(rcu, &hdr, &mut bounce[..], |pkt| {
-                        self.handle_packet(eng, rcu, pkt)
-                    });
-                    eng.put_bounce(bounce);
-                }
+                let waits = front.with_packet(rcu, &hdr, |pkt| self.handle_packet(eng, rcu, pkt));
                 if waits == Some(true) {
                     return false;
                 }

@@ -33,16 +33,9 @@ pub(crate) struct Engine {
     pub(crate) comp: CompState,
     pub(crate) resp: RespState,
     pub(crate) sq: SendQueue,
-    /// Where the payload of a looped-back packet that came by reference (`QpShared::req_refs`,
-    /// `resp_refs`) is copied from the sender's MR: allocated at the QP's first such packet.
-    bounce: Option<Bounce>,
     /// RC or UC (path MTU, PSN checks).
     connected: bool,
 }
-
-/// A buffer for a payload smaller than [`BY_REFERENCE_MIN`], the largest that goes by reference
-/// in a ring (larger ones go by reference in an skb).
-pub(crate) type Bounce = KBox<[u8; BY_REFERENCE_MIN as usize]>;
 
 impl Engine {
     pub(crate) fn new(attrs: QpAttrs, sq: &Geometry, connected: bool) -> Result<Self> {
@@ -54,21 +47,8 @@ impl Engine {
             comp: CompState::default(),
             resp: RespState::default(),
             sq: SendQueue::new(sq)?,
-            bounce: None,
             connected,
         })
-    }
-
-    /// The QP's [`Bounce`] buffer, allocated (atomically) at its first use; given back with
-    /// [`Self::put_bounce`].
-    pub(crate) fn take_bounce(&mut self) -> Option<Bounce> {
-        self.bounce
-            .take()
-            .or_else(|| KBox::init(pin_init::init_zeroed(), GFP_ATOMIC).ok())
-    }
-
-    pub(crate) fn put_bounce(&mut self, bounce: Bounce) {
-        self.bounce = Some(bounce);
     }
 
     pub(crate) fn state(&self) -> QpState {

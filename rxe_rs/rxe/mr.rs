@@ -156,11 +156,37 @@ impl MrShared {
         self.state.load(Ordering::Acquire) & MR_DEAD == 0
     }
 
-    /// Whether the MR is registered and its memory is pages pinned while it is (a user MR
-    /// without on-demand paging): a packet may then refer to it and read it later, in an RCU
-    /// reader that finds it still alive ([`Self::read`]).
+    /// Whether the MR is registered and its memory is pages pinned while it is, in the direct
+    /// map (a user MR without on-demand paging): a packet may then refer to it and its receiver
+    /// read it in place later, in an RCU reader that finds it still alive ([`Self::map`]).
     pub(crate) fn pins_pages(&self) -> bool {
-        matches!(self.mem, MrMem::User { .. }) && self.alive()
+        matches!(&self.mem, MrMem::User { pages, .. } if pages.in_direct_map()) && self.alive()
+    }
+
+    /// Appends the `len` bytes at `iova` to `parts` as slices of the MR's pages, to be read in
+    /// place while `rcu` is held: a payload a looped-back packet left in the sender's MR. Only
+    /// an MR that [`Self::pins_pages`]; `MrError::Key` if it was deregistered since.
+    pub(crate) fn map<'a>(
+        &'a self,
+        rcu: &'a rcu::Guard,
+        iova: u64,
+        len: usize,
+        parts: &mut Parts<'a>,
+    ) -> Result<(), MrError> {
+        if !self.alive() {
+            return Err(MrError::Key);
+        }
+        let MrMem::User {
+            pages,
+            iova: start,
+            length,
+        } = &self.mem
+        else {
+            return Err(MrError::Range);
+        };
+        let off = range::offset_in(*start, *length, iova, len as u64).ok_or(MrError::Range)?;
+        let off = usize::try_from(off).map_err(|_| MrError::Range)?;
+        pages.map(rcu, off, len, parts).map_err(|_| MrError::Range)
     }
 
     /// Counts a window bound to the MR; `false` if the MR is deregistered.

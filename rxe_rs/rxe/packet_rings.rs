@@ -9,6 +9,7 @@ use super::mr::MrShared;
 use crate::proto::{
     packet::Packet,
     packet_ring::{PacketRing, RingIndex, REF_HEADER_LEN, REF_RING_LEN},
+    parts::Parts,
 };
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use kernel::{
@@ -76,20 +77,21 @@ pub(crate) struct RefFront {
 }
 
 impl RefFront {
-    /// Runs `f` on the packet, its payload copied from the sender's MR into `bounce`. `None` if
-    /// that MR was deregistered since the packet was built (or the payload does not fit
-    /// `bounce`): the packet is then lost, and the sender's retry finds the MR gone.
+    /// Runs `f` on the packet, its payload read in place in the sender's MR (`MrShared::map`:
+    /// one copy, from there to where it lands). `None` if that MR was deregistered since the
+    /// packet was built: the packet is then lost, and the sender's retry finds the MR gone.
     pub(crate) fn with_packet<R>(
         &self,
         rcu: &rcu::Guard,
         hdr: &[u8; REF_HEADER_LEN],
-        bounce: &mut [u8],
         f: impl FnOnce(&Packet<'_>) -> R,
     ) -> Option<R> {
         let src = &self.payload;
-        let buf = bounce.get_mut(..src.len as usize)?;
-        src.mr.read(rcu, src.iova, buf).ok()?;
-        let pkt = Packet::with_payload(hdr.get(..self.len)?, buf).ok()?;
+        let mut payload = Parts::new();
+        src.mr
+            .map(rcu, src.iova, src.len as usize, &mut payload)
+            .ok()?;
+        let pkt = Packet::with_payload(hdr.get(..self.len)?, payload).ok()?;
         Some(f(&pkt))
     }
 }

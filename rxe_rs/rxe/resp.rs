@@ -276,8 +276,7 @@ impl Engine {
     }
 
     /// [`Self::handle_request`] for a request of [`QpShared::req_refs`] ([`RefFront::with_packet`]:
-    /// dropped as a lost packet if its payload's MR is gone). A bounce buffer that cannot be
-    /// allocated drops it too.
+    /// dropped as a lost packet if its payload's MR is gone).
     fn handle_referenced(
         &mut self,
         qp: &Arc<QpShared>,
@@ -286,14 +285,11 @@ impl Engine {
         hdr: &[u8; REF_HEADER_LEN],
         front: &RefFront,
     ) -> bool {
-        let Some(mut bounce) = self.take_bounce() else {
-            return false;
-        };
-        let waits = front.with_packet(rcu, hdr, &mut bounce[..], |pkt| {
-            self.handle_packet(qp, rcu, out, None, front.tag != 0, pkt)
-        });
-        self.put_bounce(bounce);
-        waits.unwrap_or(false)
+        front
+            .with_packet(rcu, hdr, |pkt| {
+                self.handle_packet(qp, rcu, out, None, front.tag != 0, pkt)
+            })
+            .unwrap_or(false)
     }
 
     /// [`Self::handle_request`] on a parsed request, from an skb or the request ring.

@@ -10,6 +10,7 @@ use crate::proto::hdr::{
 use crate::proto::hdr::{Atmack, Atmeth, Deth, Hdr, Ieth, Immdt};
 use crate::proto::opcode::{self, opcode_info};
 use crate::proto::packet::{pad_len, Headers, Packet};
+use crate::proto::parts::Parts;
 use crate::proto::Error;
 
 #[test]
@@ -186,27 +187,34 @@ fn a_packet_with_its_payload_apart_reads_as_the_whole_packet() {
     whole.extend_from_slice(&payload);
     whole.extend_from_slice(&[0; 3 + 4]);
     let parsed = Packet::parse(&whole).unwrap();
-    let apart = Packet::with_payload(&head, &payload).unwrap();
+    let apart = Packet::with_payload(&head, Parts::from_slice(&payload)).unwrap();
     assert_eq!(apart.bth(), parsed.bth());
     assert_eq!(apart.headers(), parsed.headers());
     assert_eq!(apart.header::<Reth>(), parsed.header::<Reth>());
     assert!(*apart.payload() == payload[..]);
     assert!(*parsed.payload() == payload[..]);
     assert_eq!(apart.icrc(), 0);
+    // The payload in two pieces (across a page of the sender's MR) reads the same.
+    let mut pieces = Parts::new();
+    pieces.push(&payload[..500]).unwrap();
+    pieces.push(&payload[500..]).unwrap();
+    let in_pieces = Packet::with_payload(&head, pieces).unwrap();
+    assert!(*in_pieces.payload() == payload[..]);
+    assert_eq!(in_pieces.headers(), parsed.headers());
 
     // Headers that are not exactly the opcode's, or a pad the payload does not need.
     assert_eq!(
-        Packet::with_payload(&head[..BTH_LEN], &payload).unwrap_err(),
+        Packet::with_payload(&head[..BTH_LEN], Parts::from_slice(&payload)).unwrap_err(),
         Error::Truncated
     );
     assert_eq!(
-        Packet::with_payload(&head, &payload[..1000]).unwrap_err(),
+        Packet::with_payload(&head, Parts::from_slice(&payload[..1000])).unwrap_err(),
         Error::Truncated
     );
     let mut long = head.to_vec();
     long.push(0);
     assert_eq!(
-        Packet::with_payload(&long, &payload).unwrap_err(),
+        Packet::with_payload(&long, Parts::from_slice(&payload)).unwrap_err(),
         Error::Truncated
     );
 }
