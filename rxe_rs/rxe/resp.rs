@@ -213,7 +213,8 @@ impl Engine {
         true
     }
 
-    /// Handles `request`, the oldest: as [`Self::handle_ring_request`].
+    /// Handles `request`, older than every request still queued; `true` if done with it,
+    /// `false` if it waits for pages (again, if it was [`RespState::paused`]).
     fn handle_paused(
         &mut self,
         qp: &Arc<QpShared>,
