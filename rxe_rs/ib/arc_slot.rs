@@ -45,10 +45,7 @@ impl<T> ArcSlot<T> {
 
     /// A clone of the `Arc` the slot holds, if `wanted` accepts it; the slot keeps it either way.
     pub(crate) fn get_if(&self, wanted: impl FnOnce(&T) -> bool) -> Option<Arc<T>> {
-        let held = self.take()?;
-        let found = wanted(&held).then(|| held.clone());
-        drop(self.put(held));
-        found
+        self.with_if(wanted, Arc::clone).ok()
     }
 
     /// `f` run on the `Arc` the slot holds, if `wanted` accepts it, with no reference taken;

@@ -122,6 +122,12 @@ impl PageList {
     /// direct map (one per page), to be read in place while `_rcu` is held. The caller found the
     /// MR registered inside that read-side section. `EFAULT` past the end or if a page is not
     /// in the direct map; `EINVAL` if `parts` cannot take another slice.
+    ///
+    /// The pages are user memory: user space may write them while they are read, as it may the
+    /// pages of an skb fragment sent by reference, and they may be the pages the copy lands in
+    /// (an RDMA WRITE within one buffer). Their reader only copies them out, landing with
+    /// `memmove` where they overlap (`rxe_rs_page_copy`); a torn copy is what the C driver's
+    /// copy into an skb would take.
     pub(crate) fn map<'a>(
         &'a self,
         _rcu: &'a rcu::Guard,
@@ -143,14 +149,8 @@ impl PageList {
                 let base = unsafe { ffi::rxe_rs_page_address(page.as_ptr()) }.cast::<u8>();
                 // SAFETY: `in_page < PAGE_SIZE`: inside the page's mapping.
                 let start = unsafe { base.add(in_page) };
-                // SAFETY: `in_page + r.len() <= PAGE_SIZE`: the bytes lie in the page, which
-                // stays pinned while `_rcu` is held: deregistration waits for a grace period
-                // before it unpins (module doc), and the slice cannot outlive the guard. User
-                // space may write them meanwhile, as it may the pages of an skb fragment sent by
-                // reference, and they may be the pages the copy lands in (an RDMA WRITE within
-                // one buffer): the reader only copies them out, landing with `memmove`
-                // (`rxe_rs_page_copy`), and a torn copy is what the C driver's copy into an skb
-                // would take.
+                // SAFETY: the bytes lie in the page (`in_page + r.len() <= PAGE_SIZE`), pinned
+                // while `_rcu` is held (module doc), which the slice cannot outlive.
                 let bytes = unsafe { core::slice::from_raw_parts(start, r.len()) };
                 parts.push(bytes).map_err(|_| EINVAL)
             },

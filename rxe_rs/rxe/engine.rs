@@ -413,12 +413,13 @@ pub(crate) struct RespState {
     /// Waiting for pages of an ODP MR a request or a read response needs.
     pub(crate) fault: FaultWait,
     /// The request that waits for them, handled again when they are there.
-    pub(crate) paused: Option<PausedRequest>,
+    pub(crate) paused: Option<TakenRequest>,
 }
 
-/// A request waiting for pages of an ODP MR, out of the queue it came from. It is older than
-/// every request still queued, so the responder handles it first.
-pub(crate) enum PausedRequest {
+/// A request taken out of the queue it came from. One that waits for pages of an ODP MR
+/// ([`RespState::paused`]) is older than every request still queued, so the responder handles
+/// it first.
+pub(crate) enum TakenRequest {
     Skb(SkBuff),
     /// A request of the request ring (`QpShared::req_ring`): its first `len` bytes and tag.
     Ring {

@@ -164,8 +164,9 @@ impl MrShared {
     }
 
     /// Appends the `len` bytes at `iova` to `parts` as slices of the MR's pages, to be read in
-    /// place while `rcu` is held: a payload a looped-back packet left in the sender's MR. Only
-    /// an MR that [`Self::pins_pages`]; `MrError::Key` if it was deregistered since.
+    /// place while `rcu` is held: a payload a looped-back packet left in the sender's MR, whose
+    /// range was checked when the packet was built. Only an MR that [`Self::pins_pages`];
+    /// `MrError::Key` if it was deregistered since.
     pub(crate) fn map<'a>(
         &'a self,
         rcu: &'a rcu::Guard,
@@ -176,16 +177,7 @@ impl MrShared {
         if !self.alive() {
             return Err(MrError::Key);
         }
-        let MrMem::User {
-            pages,
-            iova: start,
-            length,
-        } = &self.mem
-        else {
-            return Err(MrError::Range);
-        };
-        let off = range::offset_in(*start, *length, iova, len as u64).ok_or(MrError::Range)?;
-        let off = usize::try_from(off).map_err(|_| MrError::Range)?;
+        let (pages, off) = self.offset(iova)?.ok_or(MrError::Range)?;
         pages.map(rcu, off, len, parts).map_err(|_| MrError::Range)
     }
 

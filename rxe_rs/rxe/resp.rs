@@ -7,8 +7,8 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, FaultWait, Headers, Machine, PausedRequest, ReadReply,
-        RecvInProgress, RxeError, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
+        RxeError, TakenRequest, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
     mr::{self, access, MrShared},
     outbox::{OutPacket, Outbox},
@@ -159,7 +159,7 @@ impl Engine {
         // A request waiting for pages is older than the ring's (they came while the skb queue
         // was empty), and those are older than every queued skb (`proto::packet_ring`).
         if let Some(paused) = self.resp.paused.take() {
-            return self.handle_paused(qp, rcu, out, paused);
+            return self.handle_taken(qp, rcu, out, paused);
         }
         if !qp.req_ring.looks_empty() {
             let mut bytes = [0; REQUEST_LEN];
@@ -190,7 +190,7 @@ impl Engine {
             return false;
         };
         self.communication_established(qp, state);
-        self.handle_paused(qp, rcu, out, PausedRequest::Skb(skb))
+        self.handle_taken(qp, rcu, out, TakenRequest::Skb(skb))
     }
 
     /// Handles a request of the request ring, taken out of it; `true` if done with it, `false`
@@ -206,7 +206,7 @@ impl Engine {
     ) -> bool {
         if let Ok(pkt) = Packet::parse(&bytes[..len]) {
             if self.handle_packet(qp, rcu, out, None, tag != 0, &pkt) {
-                self.resp.paused = Some(PausedRequest::Ring { bytes, len, tag });
+                self.resp.paused = Some(TakenRequest::Ring { bytes, len, tag });
                 return false;
             }
         }
@@ -215,20 +215,20 @@ impl Engine {
 
     /// Handles `request`, older than every request still queued; `true` if done with it,
     /// `false` if it waits for pages (again, if it was [`RespState::paused`]).
-    fn handle_paused(
+    fn handle_taken(
         &mut self,
         qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         out: &mut Outbox,
-        request: PausedRequest,
+        request: TakenRequest,
     ) -> bool {
         match request {
-            PausedRequest::Ring { bytes, len, tag } => {
+            TakenRequest::Ring { bytes, len, tag } => {
                 self.handle_ring_request(qp, rcu, out, bytes, len, tag)
             }
-            PausedRequest::Skb(skb) => {
+            TakenRequest::Skb(skb) => {
                 if self.handle_request(qp, rcu, out, &skb) {
-                    self.resp.paused = Some(PausedRequest::Skb(skb));
+                    self.resp.paused = Some(TakenRequest::Skb(skb));
                     return false;
                 }
                 skb.consume();
