@@ -48,6 +48,7 @@ REMOTE = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REM
 WR = 32            # send/recv queue depth asked for (rings get 64 slots)
 CQ_DEPTH = 256     # deeper than both queues: every flush fits
 MSG = 64           # bytes per SEND
+MR_LEN = 64 * 1024  # bytes of each player's MR
 TIMEOUT = 10       # seconds any expected completion may take
 SAFE_FOR_C = os.environ.get('RXE_HOSTILE_SAFE_FOR_C') == '1'
 # The driver under test is rxe-rs (its module is loaded), whose statuses are checked exactly.
@@ -213,7 +214,7 @@ class HostileRC(RCResources):
         self.rings['srq'] = rings[0]
 
     def create_mr(self):
-        self.mr = MR(self.pd, 64 * 1024, REMOTE)
+        self.mr = MR(self.pd, MR_LEN, REMOTE)
 
     def create_qp_attr(self):
         attr = QPAttr(port_num=self.ib_port)
@@ -310,10 +311,10 @@ def _u32(off, v):
     return lambda b, r: struct.pack_into('<I', b, off, v & 0xffffffff)
 
 
-def _sges(*sges, length):
+def _sges(*sges, length, offset=0):
     def f(b, r):
         for i, (ln, lkey) in enumerate(sges):
-            struct.pack_into('<QII', b, SWQE_SGE + 16 * i, r.mr.buf, ln & 0xffffffff,
+            struct.pack_into('<QII', b, SWQE_SGE + 16 * i, r.mr.buf + offset, ln & 0xffffffff,
                              r.mr.lkey if lkey is None else lkey)
         struct.pack_into('<II', b, SWQE_DMA + DMA_LENGTH, length & 0xffffffff,
                          length & 0xffffffff)
@@ -336,7 +337,10 @@ SEND_CORRUPTIONS = [
     ('bogus_opcode', _u32(SWQE_OPCODE, 0x7f), e.IBV_WC_LOC_QP_OP_ERR, True),
     ('opcode_all_ones', _u32(SWQE_OPCODE, 0xffffffff), e.IBV_WC_LOC_QP_OP_ERR, True),
     ('bad_lkey', _sges((MSG, 0xdeadbeef), length=MSG), e.IBV_WC_LOC_PROT_ERR, True),
-    ('sge_beyond_mr', _sges((1 << 20, None), length=1 << 20), e.IBV_WC_LOC_PROT_ERR, True),
+    # Crossing the MR's end within the first packet: from the MR's start, the responder's NAK
+    # of the too-long SEND could come back before the requester reaches the MR's end.
+    ('sge_beyond_mr', _sges((1 << 20, None), length=1 << 20, offset=MR_LEN - 16),
+     e.IBV_WC_LOC_PROT_ERR, True),
     ('num_sge_huge', _u32(SWQE_DMA + DMA_NUM_SGE, 0xffffffff), e.IBV_WC_LOC_QP_OP_ERR, True),
     ('num_sge_above_max', _sges((16, None), (16, None), (32, None), length=MSG),
      e.IBV_WC_LOC_QP_OP_ERR, True),
