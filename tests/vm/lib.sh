@@ -136,14 +136,16 @@ serve() {
 
 # Under `vm-run --profile` (tools/insn-prof): prof_reset zeroes the instruction counts;
 # prof_dump NAME saves them and the kernel's symbols (NAME.counts, NAME.syms in
-# .build/insn-prof/) for scripts/prof-report. Each waits until the plugin has done it.
+# .build/insn-prof/) for scripts/prof-report. Each waits until the plugin has done it. Each VM
+# of `vm-run --two` has its own plugin, controlled through ctl-$ROLE.
 prof_ctl() {
 	local dir=/src/rxe-rs/.build/insn-prof n=0
+	local ctl=$dir/ctl-$ROLE
 	[ "${INSN_PROF:-0}" = 1 ] || { echo "prof_ctl: not under vm-run --profile"; return 1; }
-	echo "$1" >"$dir/ctl.tmp" && mv "$dir/ctl.tmp" "$dir/ctl"
+	echo "$1" >"$ctl.tmp" && mv "$ctl.tmp" "$ctl"
 	# Under -icount,sleep=off an idle guest's clock jumps ahead: count polls, not seconds.
-	while [ -e "$dir/ctl" ] && [ $n -lt 100000 ]; do sleep 0.1; n=$((n + 1)); done
-	[ ! -e "$dir/ctl" ] || { echo "prof_ctl $1: no answer (vm-run --profile?)"; return 1; }
+	while [ -e "$ctl" ] && [ $n -lt 100000 ]; do sleep 0.1; n=$((n + 1)); done
+	[ ! -e "$ctl" ] || { echo "prof_ctl $1: no answer (vm-run --profile?)"; return 1; }
 }
 prof_reset() { prof_ctl reset; }
 prof_dump() { prof_ctl "dump $1.counts" && cat /proc/kallsyms >"/src/rxe-rs/.build/insn-prof/$1.syms"; }

@@ -1,0 +1,95 @@
+#!/bin/bash
+# Guest (vm-run --two --driver none; run on both VMs by `WIRE=1 scripts/bench`): perftest between
+# the two VMs, over their virtio NICs joined by QEMU's socket network, for the C rdma_rxe and
+# rxe-rs in turn, the same driver on both sides: B serves, A is the client. Every packet is on a
+# wire, with its ICRC, unlike tests/vm/bench.sh's loopback. A prints the table "test  c  rs  rs/c"
+# (bandwidth: perftest's BW average in MB/s = MiB/s; _rate: Mpps; latency: t_typical in µs) and
+# writes it to /mnt/run/bench.txt. Under `vm-run --profile` (PROFILE=1) each side saves each
+# test's instruction profile as DRIVER-TEST[-mtuMTU]-ROLE, for scripts/bench's table of kernel
+# instructions per message on either side. Tests, sizes and MTU as in bench.sh (TESTS, BW_ITERS,
+# LAT_ITERS, RATE_ITERS, MTU), with fewer default iterations: each packet crosses two emulated
+# NICs. A test that fails or times out is FAIL; exits 1 if any did.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+BW_ITERS=${BW_ITERS:-1000}
+LAT_ITERS=${LAT_ITERS:-2000}
+RATE_ITERS=${RATE_ITERS:-10000}
+BW_SIZE=65536 LAT_SIZE=2
+TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_send_bw_64B_rate ib_send_lat}
+DRIVERS=${DRIVERS:-c rs}
+[ -z "${MTU:-}" ] || ip link set eth0 mtu "$MTU"
+# No transparent huge pages: whether perftest's buffers get one, and the kernel then clears 2 MiB
+# at once, varies from run to run (168 M instructions of one test's 285 M in one profile).
+echo never >/sys/kernel/mm/transparent_hugepage/enabled
+peer_listen || { echo "wire-bench: no control channel"; exit 1; }
+port=18700 n=0
+declare -A result
+
+# perf TEST: this side's half of one perftest run between the VMs (B the server, A the client);
+# on A prints the number for the table, or nothing.
+perf() {
+	local t=$1 prog size=$BW_SIZE iters=$BW_ITERS col=4 gid flags=() line st rc
+	prog=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$t")
+	case $t in *_lat) size=$LAT_SIZE iters=$LAT_ITERS col=5 ;; esac
+	case $t in *_64B*) size=64 iters=$RATE_ITERS ;; esac
+	case $t in *_q8*) flags+=(-q 8) iters=$((iters / 8)) ;; esac
+	case $t in *_rate) col=5 ;; esac
+	gid=$(gid_ipv4 rxe0)
+	local cmd=("$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$iters" -p "$port")
+	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
+	if [ "$ROLE" = b ]; then
+		spawn_ready "$TEST_TIMEOUT" "tcp_listening $port" "/tmp/$t.out" "${cmd[@]}"
+		peer_tell "ready $n" || return
+		wait "$SPAWNED_PID"
+		rc=$?
+	else
+		peer_hear "ready $n" "$TEST_TIMEOUT" >/dev/null || return
+		timeout -k 5 "$TEST_TIMEOUT" "${cmd[@]}" "$PEER_IP" >"/tmp/$t.out" 2>&1
+		rc=$?
+	fi
+	[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}-$ROLE" || return
+	peer_tell "done $n $rc" || return
+	line=$(peer_hear "done $n" "$TEST_TIMEOUT") || return
+	[ "$rc" = 0 ] && [ "${line##* }" = 0 ] || { echo "exit $rc, peer's ${line##* }" >&2; return 1; }
+	[ "$ROLE" = a ] || return 0
+	awk -v s="$size" -v c="$col" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "/tmp/$t.out"
+}
+
+for drv in $DRIVERS; do
+	echo "=== $drv: $(rxe_module "$drv")"
+	n=$((n + 1))
+	up=0
+	rxe_up "$drv" && up=1
+	peer_tell "up $n $up" && line=$(peer_hear "up $n" 120) && [ "$up" = 1 ] && [ "${line##* }" = 1 ] ||
+		{ echo "could not add rxe0 over $(rxe_module "$drv") on both sides"; rxe_down "$drv"; continue; }
+	for t in $TESTS; do
+		port=$((port + 1)) n=$((n + 1))
+		v=$(perf "$t" 2>/tmp/perf.err)
+		[ "$ROLE" = a ] || continue
+		if [ -n "$v" ]; then
+			result[$drv,$t]=$v
+			echo "$t: $v"
+			grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' "/tmp/$t.out" | tail -n 2 | sed 's/^/    | /'
+		else
+			result[$drv,$t]=FAIL
+			echo "$t: FAIL"
+			cat /tmp/perf.err "/tmp/$t.out" | tail -n 15 | sed 's/^/    | /'
+		fi
+	done
+	rxe_down "$drv"
+done
+[ "$ROLE" = a ] || exit 0
+
+{
+	echo "=== perftest between two VMs over rxe0 (bw: ${BW_ITERS} x ${BW_SIZE} B, MiB/s; _rate: Mpps; lat: ${LAT_ITERS} x ${LAT_SIZE} B, typical µs)"
+	printf '%-24s %10s %10s %8s\n' test c rs rs/c
+	for t in $TESTS; do
+		c=${result[c,$t]:-FAIL} rs=${result[rs,$t]:-FAIL} ratio=-
+		[ "$c" = FAIL ] || [ "$rs" = FAIL ] || ratio=$(awk -v a="$rs" -v b="$c" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+		printf '%-24s %10s %10s %8s\n' "$t" "$c" "$rs" "$ratio"
+	done
+} | tee /tmp/bench.txt
+cp /tmp/bench.txt /mnt/run/bench.txt 2>/dev/null
+! grep -qw FAIL /tmp/bench.txt
