@@ -359,7 +359,8 @@ impl Engine {
             && payload >= BY_REFERENCE_MIN;
         let start = w.dma;
         let mut next = start;
-        if qp.qp_type == QpType::Rc {
+        // Only a packet to this device may skip its skb: one for a wire costs no ring attempt.
+        if qp.qp_type == QpType::Rc && qp.loops_back(av) {
             let fill = |buf: &mut [u8]| copy_payload(qp, rcu, wqe, slot, &mut next, buf).is_ok();
             if let Some(pkt) =
                 qp.deliver_request(av, bth, &hdrs, payload as usize, out_has_skb, fill)

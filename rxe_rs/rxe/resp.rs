@@ -845,7 +845,9 @@ impl QpShared {
         // A looped-back response may leave its payload in the MR (`QpShared::resp_refs`).
         let referenced = mr
             .as_ref()
-            .filter(|m| !by_reference && len > 0 && out.has_room() && m.pins_pages())
+            .filter(|m| {
+                !by_reference && len > 0 && out.has_room() && m.pins_pages() && self.loops_back(&av)
+            })
             .and_then(|m| {
                 let payload = PayloadRef {
                     mr: m.clone(),

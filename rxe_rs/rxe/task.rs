@@ -261,6 +261,13 @@ impl QpShared {
         self.push_to_ring(to, av, len, refs)
     }
 
+    /// Whether a packet to `av` goes to this device itself, never on a wire (as C's
+    /// `rxe_xmit_packet` tells its loopback).
+    #[inline]
+    pub(crate) fn loops_back(&self, av: &AddressVector) -> bool {
+        self.dev.netdev().is_own_mac(&av.dmac)
+    }
+
     /// The RC QP of this device that `av` and `qpn` name, when a looped-back packet for it may go
     /// into one of its rings: it is checked as `recv::deliver` checks a packet's, and its skb
     /// queue the ring stands in front of (`queue`) must be empty, so that the packet keeps its
@@ -273,7 +280,7 @@ impl QpShared {
         qpn: u32,
         queue: impl FnOnce(&QpShared) -> &SkbQueue,
     ) -> Option<Arc<QpShared>> {
-        if !self.dev.netdev().is_own_mac(&av.dmac) {
+        if !self.loops_back(av) {
             return None;
         }
         let to = match self.ring_peer.get_if(|peer| peer.qpn == qpn) {
@@ -362,7 +369,7 @@ impl QpShared {
         skb.prepare(&route, dst);
         // A packet to this device goes to it directly, never on a wire: it needs no ICRC
         // (`recv::Origin::Loopback`), and its trailer keeps the zeros it was allocated with.
-        let loopback = netdev.is_own_mac(&av.dmac);
+        let loopback = self.loops_back(av);
         if !loopback {
             let ip_len = if ipv6 { 40 } else { 20 };
             let with_icrc = if by_reference {
