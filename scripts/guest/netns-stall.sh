@@ -6,14 +6,7 @@
 set -u
 . "$(dirname "$0")/../../tests/vm/lib.sh"
 N=${N:-64} M=${M:-256} S=${S:-65536}
-ip netns add rxens
-ip link add veth0 mtu 9000 type veth peer name veth1 mtu 9000
-ip link set veth1 netns rxens
-ip addr add 10.10.0.1/24 dev veth0; ip link set veth0 up
-ip netns exec rxens ip addr add 10.10.0.2/24 dev veth1
-ip netns exec rxens ip link set veth1 up; ip netns exec rxens ip link set lo up
-rdma link add rxev0 type rxe netdev veth0
-ip netns exec rxens rdma link add rxev1 type rxe netdev veth1
+veth_netns || { echo "netns-stall: no netns pair"; exit 1; }
 sleep 2
 sg=$(gid_ipv4 rxev1) cg=$(gid_ipv4 rxev0)
 stats() { rdma statistic show link "$1"/1 | tr -s ' \n' ' ' | sed "s/link $1\/1 //"; }

@@ -150,6 +150,39 @@ prof_ctl() {
 prof_reset() { prof_ctl reset; }
 prof_dump() { prof_ctl "dump $1.counts" && cat /proc/kallsyms >"/src/rxe-rs/.build/insn-prof/$1.syms"; }
 
+# bench_table WHERE: the perftest table of tests/vm/bench.sh and wire-bench.sh, "test  c  rs
+# rs/c" over $TESTS from their array result[DRIVER,TEST] (a number or FAIL), titled "perftest
+# WHERE"; printed and written to /mnt/run/bench.txt. Fails if any cell is FAIL.
+bench_table() {
+	local t c rs ratio
+	{
+		echo "=== perftest $1 over rxe0 (bw: ${BW_ITERS} x ${BW_SIZE} B, MiB/s; _rate: Mpps; lat: ${LAT_ITERS} x ${LAT_SIZE} B, typical µs)"
+		printf '%-24s %10s %10s %8s\n' test c rs rs/c
+		for t in $TESTS; do
+			c=${result[c,$t]:-FAIL} rs=${result[rs,$t]:-FAIL} ratio=-
+			[ "$c" = FAIL ] || [ "$rs" = FAIL ] || ratio=$(awk -v a="$rs" -v b="$c" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+			printf '%-24s %10s %10s %8s\n' "$t" "$c" "$rs" "$ratio"
+		done
+	} | tee /tmp/bench.txt
+	cp /tmp/bench.txt /mnt/run/bench.txt 2>/dev/null
+	! grep -qw FAIL /tmp/bench.txt
+}
+
+# veth_netns: network namespace rxens and a veth pair at MTU 9000, veth0 (10.10.0.1) here and
+# veth1 (10.10.0.2) there, with rxe devices rxev0 and rxev1 on them (shared rdma netns mode, as
+# the kernel's rxe_rping_between_netns.sh); succeeds once 10.10.0.2 answers a ping.
+veth_netns() {
+	ip netns add rxens &&
+		ip link add veth0 mtu 9000 type veth peer name veth1 mtu 9000 &&
+		ip link set veth1 netns rxens &&
+		ip addr add 10.10.0.1/24 dev veth0 && ip link set veth0 up &&
+		ip netns exec rxens ip addr add 10.10.0.2/24 dev veth1 &&
+		ip netns exec rxens ip link set veth1 up && ip netns exec rxens ip link set lo up &&
+		rdma link add rxev0 type rxe netdev veth0 &&
+		ip netns exec rxens rdma link add rxev1 type rxe netdev veth1 &&
+		ping -c 1 -W 5 10.10.0.2 >/dev/null
+}
+
 # rxe_up c|rs: loads that driver alone and adds rxe0 on eth0. No udev in the VM: the verbs user
 # interfaces are loaded as scripts/guest/init does. Only one driver may be loaded: both register
 # link type "rxe", and rxe0 must come from the one named. rxe_down c|rs undoes it.

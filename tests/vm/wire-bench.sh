@@ -82,14 +82,4 @@ for drv in $DRIVERS; do
 done
 [ "$ROLE" = a ] || exit 0
 
-{
-	echo "=== perftest between two VMs over rxe0 (bw: ${BW_ITERS} x ${BW_SIZE} B, MiB/s; _rate: Mpps; lat: ${LAT_ITERS} x ${LAT_SIZE} B, typical µs)"
-	printf '%-24s %10s %10s %8s\n' test c rs rs/c
-	for t in $TESTS; do
-		c=${result[c,$t]:-FAIL} rs=${result[rs,$t]:-FAIL} ratio=-
-		[ "$c" = FAIL ] || [ "$rs" = FAIL ] || ratio=$(awk -v a="$rs" -v b="$c" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-		printf '%-24s %10s %10s %8s\n' "$t" "$c" "$rs" "$ratio"
-	done
-} | tee /tmp/bench.txt
-cp /tmp/bench.txt /mnt/run/bench.txt 2>/dev/null
-! grep -qw FAIL /tmp/bench.txt
+bench_table "between two VMs"
