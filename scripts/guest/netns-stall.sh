@@ -6,7 +6,7 @@
 set -u
 . "$(dirname "$0")/../../tests/vm/lib.sh"
 N=${N:-64} M=${M:-256} S=${S:-65536}
-veth_netns || { echo "netns-stall: no netns pair"; exit 1; }
+rxe_veth_pair || { echo "netns-stall: no netns pair"; exit 1; }
 sleep 2
 sg=$(gid_ipv4 rxev1) cg=$(gid_ipv4 rxev0)
 stats() { rdma statistic show link "$1"/1 | tr -s ' \n' ' ' | sed "s/link $1\/1 //"; }

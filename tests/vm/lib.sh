@@ -168,16 +168,12 @@ bench_table() {
 	! grep -qw FAIL /tmp/bench.txt
 }
 
-# veth_netns: network namespace rxens and a veth pair at MTU 9000, veth0 (10.10.0.1) here and
-# veth1 (10.10.0.2) there, with rxe devices rxev0 and rxev1 on them (shared rdma netns mode, as
-# the kernel's rxe_rping_between_netns.sh); succeeds once 10.10.0.2 answers a ping.
-veth_netns() {
-	ip netns add rxens &&
-		ip link add veth0 mtu 9000 type veth peer name veth1 mtu 9000 &&
-		ip link set veth1 netns rxens &&
-		ip addr add 10.10.0.1/24 dev veth0 && ip link set veth0 up &&
-		ip netns exec rxens ip addr add 10.10.0.2/24 dev veth1 &&
-		ip netns exec rxens ip link set veth1 up && ip netns exec rxens ip link set lo up &&
+# rxe_veth_pair: veth_netns rxens veth0 veth1 10.10.0 at MTU 9000, with rxe devices rxev0 on
+# veth0 and rxev1 on veth1 (shared rdma netns mode, as the kernel's rxe_rping_between_netns.sh);
+# succeeds once 10.10.0.2 answers a ping.
+rxe_veth_pair() {
+	veth_netns rxens veth0 veth1 10.10.0 &&
+		ip link set veth0 mtu 9000 && ip netns exec rxens ip link set veth1 mtu 9000 &&
 		rdma link add rxev0 type rxe netdev veth0 &&
 		ip netns exec rxens rdma link add rxev1 type rxe netdev veth1 &&
 		ping -c 1 -W 5 10.10.0.2 >/dev/null

@@ -101,7 +101,7 @@ matrix loopback rxe0 rxe0 "${IP:-10.0.2.15}" "${IP:-10.0.2.15}"
 check "rdma link del rxe0" rdma link del rxe0
 esac
 case " $TOPOS " in *" netns "*)
-check "netns rxens + veth0/veth1 (MTU 9000)" veth_netns
+check "netns rxens + veth0/veth1 (MTU 9000)" rxe_veth_pair
 matrix netns rxev1 rxev0 10.10.0.2 10.10.0.1 rxens
 check "rdma link del rxev0, rxev1; netns and veth removed" sh -ec '
 	rdma link del rxev0; ip netns exec rxens rdma link del rxev1
