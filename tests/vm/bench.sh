@@ -39,25 +39,18 @@ declare -A result
 # perftest program, or ib_send_lat_ev: ib_send_lat -e (both sides sleep on CQ events instead of
 # busy-polling).
 perf() {
-	local t=$1 prog size=$BW_SIZE n=$BW_ITERS col=4 gid flags=()
-	prog=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$t")
-	case $t in *_lat | *_lat_ev) size=$LAT_SIZE n=$LAT_ITERS col=5 ;; esac # t_typical; bw: BW average
-	case $t in *_ev) flags+=(-e) ;; esac
-	case $t in *_64B*) size=64 n=$RATE_ITERS ;; esac
-	case $t in *_1M*) size=1048576 n=$((BW_ITERS / 16)) ;; esac
-	case $t in *_q8*) flags+=(-q 8) n=$((n / 8)) ;; esac
-	case $t in *_rate) col=5 ;; esac # MsgRate[Mpps]
+	local t=$1 gid
+	perftest_cell "$t"
 	gid=$(gid_ipv4 rxe0)
 	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
 	# Server on CPU 0, client on CPU 1, the same placement every run. (With the vCPUs in turn,
 	# MTTCG=0, latency is bimodal per boot all the same: a busy-polling peer sees a completion
 	# when TCG switches to its vCPU; see Documentation/data-path.md, "Latency under TCG".)
 	# shellcheck disable=SC2086 # the CPU prefixes are words or nothing
-	serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" -- \
-		$CLIENT_CPU "$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$n" -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
+	serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port" -- \
+		$CLIENT_CPU "$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
 	[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}" || return
-	# The client's result line: "#bytes #iterations …" then the numbers.
-	awk -v s="$size" -v c="$col" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "/tmp/$t.out"
+	perftest_result "/tmp/$t.out"
 }
 
 for drv in $DRIVERS; do

@@ -150,6 +150,27 @@ prof_ctl() {
 prof_reset() { prof_ctl reset; }
 prof_dump() { prof_ctl "dump $1.counts" && cat /proc/kallsyms >"/src/rxe-rs/.build/insn-prof/$1.syms"; }
 
+# perftest_cell TEST: the perftest run of a bench cell (tests/vm/bench.sh, wire-bench.sh). TEST is
+# a perftest program with optional suffixes (_q8, _64B, _1M, _rate, _ev: bench.sh's top); sets
+# PT_PROG, PT_ARGS (flags, size and iterations from BW_/LAT_/RATE_ITERS, BW_SIZE, LAT_SIZE), and
+# PT_SIZE and PT_COL, the client's result line and column that perftest_result reads.
+perftest_cell() {
+	local iters=$BW_ITERS flags=()
+	PT_PROG=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$1") PT_SIZE=$BW_SIZE PT_COL=4 # bw: BW average
+	case $1 in *_lat | *_lat_ev) PT_SIZE=$LAT_SIZE iters=$LAT_ITERS PT_COL=5 ;; esac # t_typical
+	case $1 in *_ev) flags+=(-e) ;; esac
+	case $1 in *_64B*) PT_SIZE=64 iters=$RATE_ITERS ;; esac
+	case $1 in *_1M*) PT_SIZE=1048576 iters=$((BW_ITERS / 16)) ;; esac
+	case $1 in *_q8*) flags+=(-q 8) iters=$((iters / 8)) ;; esac
+	case $1 in *_rate) PT_COL=5 ;; esac # MsgRate[Mpps]
+	PT_ARGS=("${flags[@]}" -s "$PT_SIZE" -n "$iters")
+}
+# perftest_result FILE: the number perftest_cell's column names in the client's output FILE
+# (its result line: "#bytes #iterations …" then the numbers), or nothing.
+perftest_result() {
+	awk -v s="$PT_SIZE" -v c="$PT_COL" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "$1"
+}
+
 # bench_table WHERE: the perftest table of tests/vm/bench.sh and wire-bench.sh, "test  c  rs
 # rs/c" over $TESTS from their array result[DRIVER,TEST] (a number or FAIL), titled "perftest
 # WHERE"; printed and written to /mnt/run/bench.txt. Fails if any cell is FAIL.

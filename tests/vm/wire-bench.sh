@@ -30,14 +30,10 @@ declare -A result
 # perf TEST: this side's half of one perftest run between the VMs (B the server, A the client);
 # on A prints the number for the table, or nothing.
 perf() {
-	local t=$1 prog size=$BW_SIZE iters=$BW_ITERS col=4 gid flags=() line st rc
-	prog=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$t")
-	case $t in *_lat) size=$LAT_SIZE iters=$LAT_ITERS col=5 ;; esac
-	case $t in *_64B*) size=64 iters=$RATE_ITERS ;; esac
-	case $t in *_q8*) flags+=(-q 8) iters=$((iters / 8)) ;; esac
-	case $t in *_rate) col=5 ;; esac
+	local t=$1 gid line rc cmd
+	perftest_cell "$t"
 	gid=$(gid_ipv4 rxe0)
-	local cmd=("$prog" "${flags[@]}" -d rxe0 -x "${gid:-1}" -F -s "$size" -n "$iters" -p "$port")
+	cmd=("$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port")
 	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
 	if [ "$ROLE" = b ]; then
 		spawn_ready "$TEST_TIMEOUT" "tcp_listening $port" "/tmp/$t.out" "${cmd[@]}"
@@ -54,7 +50,7 @@ perf() {
 	line=$(peer_hear "done $n" "$TEST_TIMEOUT") || return
 	[ "$rc" = 0 ] && [ "${line##* }" = 0 ] || { echo "exit $rc, peer's ${line##* }" >&2; return 1; }
 	[ "$ROLE" = a ] || return 0
-	awk -v s="$size" -v c="$col" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' "/tmp/$t.out"
+	perftest_result "/tmp/$t.out"
 }
 
 for drv in $DRIVERS; do
