@@ -151,6 +151,12 @@ impl QpShared {
         }
     }
 
+    /// Whether responses are queued for the completer (the first question of
+    /// [`Self::completer_idle`], alone).
+    pub(crate) fn responses_waiting(&self) -> bool {
+        self.resp_pkts.len() != 0 || !self.ack_ring.looks_empty() || !self.resp_refs.looks_empty()
+    }
+
     /// Whether a completer step would find nothing to do; `false` when unsure. A response
     /// queued later wakes the task itself; a timeout left set is cleared by a step.
     pub(crate) fn completer_idle(&self, eng: &Engine) -> bool {

@@ -44,14 +44,17 @@ impl OutPacket {
 /// Packets a step built, sent after the engine lock is released.
 pub(crate) struct Outbox {
     /// The first `len` are `Some`.
-    packets: [Option<OutPacket>; 4],
+    packets: [Option<OutPacket>; Outbox::CAPACITY],
     len: usize,
 }
 
 impl Outbox {
+    /// The most packets a step builds.
+    pub(crate) const CAPACITY: usize = 4;
+
     pub(super) fn new() -> Self {
         Self {
-            packets: [None, None, None, None],
+            packets: [const { None }; Outbox::CAPACITY],
             len: 0,
         }
     }

@@ -208,6 +208,16 @@ impl Engine {
         self.req.fault == FaultWait::Waiting || self.req.rnr_wait || !self.has_posted(qp)
     }
 
+    /// Whether the last packet built left its message unfinished (not an END packet): the
+    /// requester has the next packet of the same WQE to build. Cheaper than
+    /// [`Self::requester_idle`], which reads the user's send queue.
+    pub(crate) fn mid_message(&self) -> bool {
+        self.req
+            .opcode
+            .and_then(opcode_info)
+            .is_some_and(|info| !info.mask.contains(Mask::END))
+    }
+
     /// C `rxe_wqe_is_fenced`. Fences: a LOCAL_INV waits until every earlier WQE has completed
     /// (IBA 10.6.5.1, made mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic
     /// is outstanding (IBA 10.8.3.3). The completer's next completion runs the requester again
