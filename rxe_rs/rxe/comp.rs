@@ -151,8 +151,7 @@ impl QpShared {
         }
     }
 
-    /// Whether responses are queued for the completer (the first question of
-    /// [`Self::completer_idle`], alone).
+    /// Whether responses are queued for the completer (its rings or its skb queue).
     pub(crate) fn responses_waiting(&self) -> bool {
         self.resp_pkts.len() != 0 || !self.ack_ring.looks_empty() || !self.resp_refs.looks_empty()
     }
@@ -164,22 +163,13 @@ impl QpShared {
             QpState::Rts => {}
             // A step only empties the response queues: a receive-only QP (in RTR, as perftest's
             // servers are) would otherwise take a second, empty step after every request.
-            QpState::Reset | QpState::Init | QpState::Rtr => {
-                return self.resp_pkts.len() == 0
-                    && self.ack_ring.looks_empty()
-                    && self.resp_refs.looks_empty();
-            }
+            QpState::Reset | QpState::Init | QpState::Rtr => return !self.responses_waiting(),
             _ => return false,
         }
         if eng.comp.fault == FaultWait::Waiting {
             return true;
         }
-        if eng.comp.paused.is_some()
-            || self.resp_pkts.len() != 0
-            || eng.comp.timeout
-            || !self.ack_ring.looks_empty()
-            || !self.resp_refs.looks_empty()
-        {
+        if eng.comp.paused.is_some() || eng.comp.timeout || self.responses_waiting() {
             return false;
         }
         if !self.sq_has_wqes(eng) {

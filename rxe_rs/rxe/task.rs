@@ -502,14 +502,14 @@ impl QpShared {
         }
     }
 
-    /// One step of each machine, each taking up to [`Outbox::CAPACITY`] steps while it has more
-    /// and the outbox has room; whether a next step may find work. `false` also after a step
-    /// that made progress when every machine says a next step would find nothing: the run ends
-    /// without that step (work arriving later requests a run of its own).
+    /// One step: each machine called up to [`Outbox::CAPACITY`] times while it has more and the
+    /// outbox has room; whether a next step may find work. `false` also after a step that made
+    /// progress when every machine says a next step would find nothing: the run ends without
+    /// that step (work arriving later requests a run of its own).
     ///
-    /// Several packets a step: the lock, the RCU section, the idle checks and the trip through
-    /// `transmit` are paid once for up to an outbox of packets of a stream, not per packet (C's
-    /// requester and responder loop within their own task runs).
+    /// Several packets a step: the lock, the RCU section, the final idle checks and the trip
+    /// through `transmit` are paid once for up to an outbox of packets of a stream, not per
+    /// packet (C's requester and responder loop within their own task runs).
     fn step(self: &Arc<Self>, woken: &mut recv::Woken) -> bool {
         let mut out = Outbox::new();
         let more = {
