@@ -1183,30 +1183,6 @@ impl SendWqe {
         })
     }
 
-    /// How many bytes at the start of a send slot whose first [`SEND_WQE_HDR_LEN`] bytes are
-    /// `hdr` [`Self::parse`] and the data accessors ([`sge`], [`inline_data`],
-    /// [`atomic_write_value`]) read: the fixed part and this WQE's own data, not the rest of a
-    /// slot sized for the queue's limits. A snapshot of that many bytes (the slot's length
-    /// past it) parses as the whole slot does. [`SEND_WQE_HDR_LEN`] for a header `parse`
-    /// refuses; may exceed the slot (then `parse` refuses the WQE).
-    pub fn used_len(hdr: &[u8], qp_type: QpType) -> usize {
-        let Some(hdr) = hdr.get(..SEND_WQE_HDR_LEN) else {
-            return SEND_WQE_HDR_LEN;
-        };
-        let Some(mask) = wr_opcode_mask(u32_at(hdr, SEND_WR_OPCODE_OFFSET), qp_type) else {
-            return SEND_WQE_HDR_LEN;
-        };
-        let stored =
-            |off| usize::try_from(u32_at(hdr, SEND_WQE_DMA_OFFSET + off)).unwrap_or(usize::MAX);
-        let data = match DataKind::of(mask, u32_at(hdr, SEND_WR_SEND_FLAGS_OFFSET)) {
-            DataKind::None => 0,
-            DataKind::AtomicWrite => 8,
-            DataKind::Inline => stored(DMA_INFO_LENGTH_OFFSET),
-            DataKind::Sges => stored(DMA_INFO_NUM_SGE_OFFSET).saturating_mul(SGE_LEN),
-        };
-        SEND_WQE_DATA_OFFSET.saturating_add(data)
-    }
-
     /// The work request part, as [`write_send_wqe`] takes it.
     pub const fn wr(&self) -> SendWr {
         SendWr {

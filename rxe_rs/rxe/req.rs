@@ -29,7 +29,7 @@ use crate::proto::{
     queue::{Index, QueueType},
     wqe::{
         self, next_opcode, DataKind, DmaCursor, SendLimits, SendWqe, WqeError, WrDetail, WrMask,
-        IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_QP_OP_ERR, SEND_WQE_HDR_LEN,
+        IB_SEND_FENCE, IB_SEND_SOLICITED, IB_WC_LOC_QP_OP_ERR,
     },
 };
 use core::ops::ControlFlow::{self, Break, Continue};
@@ -546,19 +546,10 @@ impl QpShared {
             allow_kernel_only: !self.is_user,
         };
         let slot = eng.sq.slot_mut(idx);
-        // The header, then only the data it says the WQE has: a slot is sized for the queue's
-        // limits (about 500 bytes for perftest's inline sends), a 64 B inline SEND uses 272.
-        let hdr_len = SEND_WQE_HDR_LEN.min(slot.len());
-        let parsed = self
-            .sq
-            .read_slot_at(idx, 0, &mut slot[..hdr_len])
-            .and_then(|()| {
-                let used = SendWqe::used_len(&slot[..hdr_len], self.qp_type).min(slot.len());
-                self.sq
-                    .read_slot_at(idx, hdr_len, &mut slot[hdr_len..used.max(hdr_len)])
-            })
-            .ok()
-            .and_then(|()| SendWqe::parse(slot, self.qp_type, limits).ok());
+        let parsed = match self.sq.read_slot(idx, slot) {
+            Ok(()) => SendWqe::parse(slot, self.qp_type, limits).ok(),
+            Err(_) => None,
+        };
         let info = match parsed {
             Some(wqe) => WqeInfo {
                 wqe: Some(wqe),

@@ -82,13 +82,6 @@ impl Ring {
         self.buf.read(slot.start, &mut out[..n])
     }
 
-    /// Copies the bytes of slot `index` from `offset` into `out` (at most to the slot's end).
-    pub(crate) fn read_slot_at(&self, index: Index, offset: usize, out: &mut [u8]) -> Result {
-        let slot = self.geometry.slot(index);
-        let n = out.len().min(slot.len().saturating_sub(offset));
-        self.buf.read(slot.start + offset, &mut out[..n])
-    }
-
     /// Writes `bytes` (at most a slot) into slot `index`.
     pub(crate) fn write_slot(&self, index: Index, bytes: &[u8]) -> Result {
         let slot = self.geometry.slot(index);

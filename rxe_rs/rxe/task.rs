@@ -519,17 +519,12 @@ impl QpShared {
             // more than the question. The requester goes on within a message only (perftest
             // rings a doorbell per WQE, whose inline run takes it).
             let mut progress = false;
-            // The responder's own idle answer stands in the final check: the other two give it
-            // no work (a QP they move to error fails `completer_idle`), and a packet queued
-            // meanwhile requests a run of its own.
-            let mut responder_idle = false;
             for _ in 0..Outbox::CAPACITY {
                 if !eng.responder(self, &rcu, &mut out) {
                     break;
                 }
                 progress = true;
                 if eng.responder_idle(self) {
-                    responder_idle = true;
                     break;
                 }
             }
@@ -552,7 +547,7 @@ impl QpShared {
                 }
             }
             progress
-                && !((responder_idle || eng.responder_idle(self))
+                && !(eng.responder_idle(self)
                     && self.completer_idle(&eng)
                     && eng.requester_idle(self))
         };

@@ -1142,51 +1142,6 @@ proptest! {
         }
     }
 
-    /// A snapshot of [`SendWqe::used_len`] bytes (the rest of the slot anything) reads as the
-    /// whole slot: the parse, each SGE, the inline bytes and the atomic-write value.
-    #[test]
-    fn used_len_is_all_a_send_wqe_reads(
-        qpt in qpt(),
-        pick in any::<prop::sample::Index>(),
-        bad_opcode in any::<bool>(),
-        flags in 0..32u32,
-        length in prop_oneof![0..600u32, any::<u32>()],
-        num_sge in prop_oneof![0..10u32, any::<u32>()],
-        max_sge in 0..10u32,
-        max_inline in 0..600u32,
-        elem in 0..3usize,
-        bytes in prop::collection::vec(any::<u8>(), 1024),
-        junk in any::<u8>(),
-    ) {
-        let ops = allowed(qpt);
-        let opcode = if bad_opcode { 0x7f } else { ops[pick.index(ops.len())] };
-        let len = [SEND_WQE_HDR_LEN - 1, 256, 1024][elem];
-        let mut slot = bytes[..len].to_vec();
-        if len >= SEND_WQE_HDR_LEN {
-            set32(&mut slot, 12, opcode);
-            set32(&mut slot, 16, flags);
-            set32(&mut slot, 184, length);
-            set32(&mut slot, 196, num_sge);
-        }
-        let used = SendWqe::used_len(&slot, qpt).min(len);
-        let mut part = vec![junk; len];
-        part[..used].copy_from_slice(&slot[..used]);
-        let limits = kernel(max_sge, max_inline);
-        let whole = SendWqe::parse(&slot, qpt, limits);
-        prop_assert_eq!(SendWqe::parse(&part, qpt, limits), whole);
-        if let Ok(w) = whole {
-            for i in 0..w.num_sge {
-                prop_assert_eq!(sge(&part, i), sge(&slot, i));
-            }
-            if w.data == DataKind::Inline {
-                prop_assert_eq!(inline_data(&part, w.length), inline_data(&slot, w.length));
-            }
-            if w.data == DataKind::AtomicWrite {
-                prop_assert_eq!(atomic_write_value(&part), atomic_write_value(&slot));
-            }
-        }
-    }
-
     #[test]
     fn recv_wqes_round_trip(
         wr_id in any::<u64>(),
