@@ -4,8 +4,10 @@
 # FAIL (with its output, tail of its .full log and dmesg) or skip ("not run", with blktests'
 # reasons); then "N passed, M failed". Each argument is run by its own ./check under a
 # timeout, so a hang ends that run only.
-#   blktests.sh [-T SEC] [-t SEC] CHECK_ARGS [[-t SEC] CHECK_ARGS]...
+#   blktests.sh [-T SEC] [-b TYPES] [-t SEC] CHECK_ARGS [[-t SEC] CHECK_ARGS]...
 # -T SEC sets blktests' own TIMEOUT (the runtime of each fio run, for slow kernels: KASAN).
+# -b TYPES sets NVMET_BLKDEV_TYPES, the nvme targets' backends ("device file" by default; each
+# type repeats the tests that use one).
 # Each CHECK_ARGS is one ./check run, under the last -t given (5400 s by default): a group or
 # tests, with ./check's own options, e.g. nvme, "srp/001 srp/002", "nvme -x nvme/044".
 # blktests loads and unloads the driver by the name rdma_rxe. With DRIVER=rs that name is
@@ -16,9 +18,10 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 group_timeout=5400
-fio_timeout=
+fio_timeout= blkdev_types=
 [ "${1:-}" = -T ] && { fio_timeout=$2; shift 2; }
-[ $# -gt 0 ] || { echo "usage: blktests.sh [-T SEC] [-t SEC] CHECK_ARGS..."; exit 2; }
+[ "${1:-}" = -b ] && { blkdev_types=$2; shift 2; }
+[ $# -gt 0 ] || { echo "usage: blktests.sh [-T SEC] [-b TYPES] [-t SEC] CHECK_ARGS..."; exit 2; }
 case "$DRIVER" in
 c) mod=rdma_rxe ;;
 rs) mod=rdma_rxe_rs ;;
@@ -56,6 +59,7 @@ NVMET_TRTYPES=rdma
 NVME_IMG_SIZE=350m
 EOF
 [ -z "$fio_timeout" ] || echo "TIMEOUT=$fio_timeout" >>"$work/config"
+[ -z "$blkdev_types" ] || echo "NVMET_BLKDEV_TYPES=\"$blkdev_types\"" >>"$work/config"
 
 # The guest root is a read-only 9p mount. The srp tests write /etc (multipath.conf, target),
 # the nvme ones mount a file system on /mnt/blktests: a writable copy of /etc, and a tmpfs
