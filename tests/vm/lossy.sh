@@ -11,9 +11,10 @@
 . "$(dirname "$0")/lib.sh"
 modprobe -q sch_netem
 T=200 # seconds per case; KASAN + lockdep under TCG are ≈ 5 × slower (and retransmit more)
-# Messages of the bandwidth cases. A 64 KiB READ over this link takes about 23 packets received for
-# each one needed in either driver (a lost response resends the outstanding reads from it): 200 of
-# them are 45-60 s on the stock kernel and near the 1000 s bound on the debug one.
+# Messages of the bandwidth cases. Over this link each READ response packet needed arrives about
+# 23 times in either driver (a lost one makes the requester ask again from it for every read
+# outstanding): 200 READs of 64 KiB take 45-60 s on the stock kernel, near the 1000 s bound on
+# the debug one.
 N=200
 [ "${VARIANT:-stock}" != debug ] || { T=1000; N=50; }
 setup() {
