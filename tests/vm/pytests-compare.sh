@@ -13,8 +13,8 @@ run() { # DRIVER MODULE: the suite on that driver; results in /tmp/py-DRIVER.txt
 }
 expect "suite on the C driver" run c rdma_rxe
 expect "suite on rxe-rs" run rs rdma_rxe_rs
-echo "--- C driver";  grep -aE '^test_|TOTAL' /tmp/py-c.out
-echo "--- rxe-rs";    grep -aE '^test_|TOTAL' /tmp/py-rs.out
+echo "--- C driver";  grep -aE '^test_|TOTAL|process|no result read' /tmp/py-c.out
+echo "--- rxe-rs";    grep -aE '^test_|TOTAL|process|no result read' /tmp/py-rs.out
 gaps=$(grep -v '^#' "$here/pytests-known-gaps.txt" | awk '{print $1}')
 missing=0
 while read -r id res; do
