@@ -734,6 +734,12 @@ pub enum WqeError {
     MessageTooLong(u32),
     /// An ATOMIC WRITE whose `dma.length` is not 8.
     AtomicWriteLength(u32),
+    /// A kernel compare-and-swap or fetch-and-add whose SGEs are not 8 bytes, or whose remote
+    /// address is not 8-byte aligned (C `validate_send_wr`).
+    BadAtomic,
+    /// [`IB_SEND_INLINE`] on a kernel WR whose opcode cannot carry inline data (C
+    /// `validate_send_wr`; user space's WQEs ignore the flag there, as C's requester does).
+    InlineNotAllowed(u32),
     /// [`write_send_wqe`] was given data of the wrong kind for the opcode and flags, or a
     /// [`WrDetail`] that the opcode does not read back.
     Inconsistent,
@@ -1249,9 +1255,11 @@ impl SendData<'_> {
 /// data. For FLUSH, `dma.length` is the detail's flush length.
 ///
 /// [`WqeError::Inconsistent`] when `data` is not the [`DataKind`] of the opcode and flags, or
-/// `wr.detail` is not the member the opcode reads back; [`WqeError::Truncated`] or
-/// [`WqeError::DataOutOfSlot`] (checked before anything is written) when the slot is too
-/// short; any error of [`SendWqe::parse`] otherwise (the slot is then written but invalid).
+/// `wr.detail` is not the member the opcode reads back; [`WqeError::BadAtomic`] and
+/// [`WqeError::InlineNotAllowed`] for what C's `validate_send_wr` refuses;
+/// [`WqeError::Truncated`] or [`WqeError::DataOutOfSlot`] (checked before anything is written)
+/// when the slot is too short; any error of [`SendWqe::parse`] otherwise (the slot is then
+/// written but invalid).
 pub fn write_send_wqe(
     slot: &mut [u8],
     qp_type: QpType,
@@ -1287,6 +1295,19 @@ pub fn write_send_wqe(
         }
         SendData::AtomicWrite(_) => (8, 0, 8),
     };
+    // C `validate_send_wr`, which only kernel WRs pass through (librxe checks its own).
+    if mask.contains(WrMask::ATOMIC) {
+        let aligned = match wr.detail {
+            WrDetail::Atomic { remote_addr, .. } => remote_addr % 8 == 0,
+            _ => false,
+        };
+        if length != 8 || !aligned {
+            return Err(WqeError::BadAtomic);
+        }
+    }
+    if wr.send_flags & IB_SEND_INLINE != 0 && !mask.contains(WrMask::INLINE) {
+        return Err(WqeError::InlineNotAllowed(wr.opcode));
+    }
     let range = data_range(slot.len(), SEND_WQE_DATA_OFFSET, data_len)?;
 
     let hdr = slot

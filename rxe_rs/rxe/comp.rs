@@ -299,7 +299,11 @@ impl QpShared {
                 let Some(ack) = pkt.header::<Atmack>() else {
                     return Outcome::Drop;
                 };
-                if let Err(e) = self.atomic_result(rcu, eng.sq.slot(head), ack.orig) {
+                // The original value goes through the SGEs as C's `do_atomic` copies it: SGEs
+                // of fewer than 8 bytes are `LOC_PROT_ERR`.
+                let mut dma = DmaCursor::new(wqe.length);
+                let orig = ack.orig.to_ne_bytes();
+                if let Err(e) = self.scatter(rcu, &wqe, eng.sq.slot(head), &mut dma, &orig) {
                     return Outcome::Error(e);
                 }
                 eng.comp.psn = comp_psn;
@@ -339,28 +343,35 @@ impl QpShared {
         payload: &Parts<'_>,
     ) -> Result<DmaCursor, RxeError> {
         for data in payload.iter() {
-            let mut done = 0usize;
-            while done < data.len() {
-                let chunk = dma
-                    .next_chunk(
-                        |i| wqe::sge(slot, i),
-                        wqe.num_sge,
-                        (data.len() - done) as u32,
-                    )
-                    .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
-                    .ok_or(RxeError::local_protection(Cause::Check))?;
-                let len = chunk.len as usize;
-                write_local(self, rcu, chunk.lkey, chunk.addr, &data[done..done + len])?;
-                done += len;
-            }
+            self.scatter(rcu, wqe, slot, &mut dma, data)?;
         }
         Ok(dma)
     }
 
-    /// Writes an atomic's original value to the WQE's first SGE (`do_atomic`).
-    fn atomic_result(&self, rcu: &rcu::Guard, slot: &[u8], orig: u64) -> Result<(), RxeError> {
-        let sge = wqe::sge(slot, 0).ok_or(RxeError::local_protection(Cause::Check))?;
-        write_local(self, rcu, sge.lkey, sge.addr, &orig.to_ne_bytes())?;
+    /// Writes `data` into the WQE's SGEs from `dma` on (C `copy_data` to the MRs); past the
+    /// SGEs' end it is `LOC_PROT_ERR`.
+    fn scatter(
+        &self,
+        rcu: &rcu::Guard,
+        wqe: &SendWqe,
+        slot: &[u8],
+        dma: &mut DmaCursor,
+        data: &[u8],
+    ) -> Result<(), RxeError> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let chunk = dma
+                .next_chunk(
+                    |i| wqe::sge(slot, i),
+                    wqe.num_sge,
+                    (data.len() - done) as u32,
+                )
+                .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
+                .ok_or(RxeError::local_protection(Cause::Check))?;
+            let len = chunk.len as usize;
+            write_local(self, rcu, chunk.lkey, chunk.addr, &data[done..done + len])?;
+            done += len;
+        }
         Ok(())
     }
 

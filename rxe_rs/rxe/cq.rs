@@ -120,7 +120,9 @@ impl RxeCq {
         {
             return Err(EINVAL);
         }
-        if cqe > (1 << params::MAX_LOG_CQE) - 1 {
+        // C: fewer entries than are waiting is `EINVAL`, even when the ring, rounded up to a
+        // power of two, would hold them.
+        if cqe > (1 << params::MAX_LOG_CQE) - 1 || cqe < self.shared.waiting() {
             return Err(EINVAL);
         }
         let (new, info, new_offer) = Ring::new_offered(cqe, CQE_SIZE, user.as_ref())?;
@@ -194,6 +196,14 @@ impl RxeCq {
 }
 
 impl CqShared {
+    /// Completions waiting to be polled (`queue_count`).
+    fn waiting(&self) -> u32 {
+        let cq = self.ring.lock();
+        let g = *cq.ring.geometry();
+        g.ends(QueueType::ToClient, cq.producer, cq.ring.shared_consumer())
+            .count()
+    }
+
     /// `rxe_cq_post`: writes a completion, then calls the completion handler if the CQ is
     /// armed for it ([`CqNotify::completion`]: an unsuccessful completion counts as solicited).
     /// A full CQ raises `IB_EVENT_CQ_ERR` and loses the completion (`EBUSY`).

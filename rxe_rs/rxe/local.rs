@@ -60,8 +60,10 @@ impl QpShared {
                 Err(e) => WqeState::Error(e.status),
             };
         }
-        eng.req.wqe_index = g.next_index(idx);
-        if status.is_err() {
+        // A failed operation stops the requester there, as a failed send does (`next_wqe`).
+        if status.is_ok() {
+            eng.req.wqe_index = g.next_index(idx);
+        } else {
             eng.req.opcode = None;
         }
         true

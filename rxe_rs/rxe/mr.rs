@@ -103,8 +103,12 @@ struct FastInner {
 }
 
 impl FastInner {
-    /// Byte offset of `len` bytes at `iova` in the registered range.
+    /// Byte offset of `len` bytes at `iova` in the registered range; `Key` once invalidated,
+    /// also under a message that began before (C looks the key up for every packet).
     fn offset(&self, iova: u64, len: usize) -> Result<usize, MrError> {
+        if !self.valid {
+            return Err(MrError::Key);
+        }
         let off =
             range::offset_in(self.iova, self.length, iova, len as u64).ok_or(MrError::Range)?;
         usize::try_from(off).map_err(|_| MrError::Range)
@@ -247,13 +251,7 @@ impl MrShared {
     fn in_range(&self, iova: u64, len: usize) -> Result<(), MrError> {
         match &self.mem {
             MrMem::Kernel => Ok(()),
-            MrMem::Fast(f) => {
-                let g = f.inner.lock();
-                if !g.valid {
-                    return Err(MrError::Key);
-                }
-                g.offset(iova, len).map(|_| ())
-            }
+            MrMem::Fast(f) => f.inner.lock().offset(iova, len).map(|_| ()),
             MrMem::User {
                 iova: start,
                 length,
@@ -962,7 +960,8 @@ pub(crate) fn reg_fast_mr(keys: &MemKeys, qp_pd: PdId, key: u32, access: u32) ->
 }
 
 /// `check_rkey`'s lookup: the MR behind `rkey` (an MR's, or a window's) for `need` rights on
-/// `len` bytes at `va`, by QP `qp` of `pd`, and the MR address `va` stands for.
+/// `len` bytes at `va`, by QP `qp` of `pd`, the MR address `va` stands for, and the window it
+/// went through, if any.
 pub(crate) fn resolve_rkey(
     keys: &MemKeys,
     pd: PdId,
@@ -971,7 +970,7 @@ pub(crate) fn resolve_rkey(
     need: u32,
     va: u64,
     len: usize,
-) -> Option<(Arc<MrShared>, u64)> {
+) -> Option<(Arc<MrShared>, u64, Option<WindowUse>)> {
     if mw::rkey_is_mw(rkey) {
         let mw = keys.mw(rkey)?;
         let (mr, iova) = {
@@ -982,11 +981,38 @@ pub(crate) fn resolve_rkey(
             (g.mr.clone()?, g.win.target(va, len as u64)?)
         };
         mr.check_range(iova, len).ok()?;
-        Some((mr, iova))
+        let window = WindowUse {
+            mw,
+            rkey,
+            pd: pd.raw(),
+            qp,
+            need,
+        };
+        Some((mr, iova, Some(window)))
     } else {
         let mr = keys.mr(rkey)?;
         mr.check(rkey, pd, need, va, len).ok()?;
-        Some((mr, va))
+        Some((mr, va, None))
+    }
+}
+
+/// A memory window a WRITE or READ went through, checked again for each of the message's later
+/// packets (C looks the rkey up for every packet): invalidated or bound anew under the message,
+/// the next packet is a remote access error.
+pub(crate) struct WindowUse {
+    mw: Arc<MwShared>,
+    rkey: u32,
+    pd: usize,
+    qp: u64,
+    need: u32,
+}
+
+impl WindowUse {
+    /// Whether the window still allows the access and is bound to `mr`.
+    pub(crate) fn still_allows(&self, mr: &Arc<MrShared>) -> bool {
+        let g = self.mw.inner.lock();
+        g.win.allows(self.rkey, self.pd, self.qp, self.need)
+            && g.mr.as_ref().is_some_and(|m| Arc::ptr_eq(m, mr))
     }
 }
 

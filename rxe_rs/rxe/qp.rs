@@ -409,9 +409,11 @@ impl RxeQp {
         })
     }
 
-    /// The doorbell: the requester has work (user space posted to the send queue).
+    /// The doorbell: the requester has work (user space posted to the send queue). Before RTS
+    /// it is `EINVAL`, as C's `rxe_post_send` (the WQE stays posted, for the first doorbell in
+    /// RTS).
     pub(crate) fn post_send_user(&self) -> Result {
-        if self.shared.state_hint() == QpState::Reset {
+        if self.shared.state_hint() < QpState::Rts {
             return Err(EINVAL);
         }
         self.shared.kick();
@@ -568,7 +570,8 @@ impl RxeQp {
         let g = *qp.sq.geometry();
         let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
         let _guard = qp.post_lock.lock();
-        if matches!(qp.state_hint(), QpState::Reset | QpState::Init) {
+        // C `rxe_post_send`: not before RTS.
+        if qp.state_hint() < QpState::Rts {
             return Err(EINVAL);
         }
         let producer = g.mask(qp.sq.shared_producer());
@@ -591,7 +594,8 @@ impl RxeQp {
     pub(crate) fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> Result {
         let qp = &self.shared;
         let rq = qp.rq.as_ref().ok_or(EINVAL)?;
-        if qp.is_user {
+        // C `rxe_post_recv`: not in RESET (C10-97.2.1).
+        if qp.is_user || qp.state_hint() == QpState::Reset {
             return Err(EINVAL);
         }
         let g = *rq.geometry();

@@ -174,10 +174,17 @@ impl Engine {
             qp.fetch_wqe(self, idx);
         }
         let info = self.sq.info_ref(idx).ok_or(false)?;
-        if info.state != WqeState::Processing {
-            // Finished or failed WQEs are the completer's; move on to the next.
-            self.req.wqe_index = g.next_index(idx);
-            return Err(true);
+        match info.state {
+            WqeState::Processing => {}
+            // A WQE that failed here stops the requester: nothing after it is sent, and the
+            // completer errors the QP when it reaches it, after the WQEs before it (C errors
+            // the QP at once and flushes those too).
+            WqeState::Error(_) => return Err(false),
+            // Finished WQEs are the completer's; move on to the next.
+            _ => {
+                self.req.wqe_index = g.next_index(idx);
+                return Err(true);
+            }
         }
         if info.wqe.is_none() {
             return Err(false);
@@ -205,7 +212,13 @@ impl Engine {
             QpState::Sqd => return false,
             _ => return true,
         }
-        self.req.fault == FaultWait::Waiting || self.req.rnr_wait || !self.has_posted(qp)
+        self.req.fault == FaultWait::Waiting
+            || self.req.rnr_wait
+            || !self.has_posted(qp)
+            || self
+                .sq
+                .info_ref(self.req.wqe_index)
+                .is_some_and(|info| matches!(info.state, WqeState::Error(_)))
     }
 
     /// Whether the last packet built left its message unfinished (not an END packet): the
@@ -570,13 +583,12 @@ impl QpShared {
         }
     }
 
-    /// Marks WQE `idx` failed; the completer completes it with the error's status and errors
-    /// the QP.
+    /// Marks WQE `idx` failed; the requester stops there, and the completer completes it with
+    /// the error's status and errors the QP.
     fn fail_wqe(&self, eng: &mut Engine, idx: Index, e: RxeError) {
         if let Some(info) = eng.sq.info_mut(idx) {
             info.state = WqeState::Error(e.status);
         }
-        eng.req.wqe_index = self.sq.geometry().next_index(idx);
         eng.req.opcode = None;
     }
 }

@@ -10,7 +10,7 @@ use super::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
         RxeError, TakenRequest, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
-    mr::{self, access, MrShared},
+    mr::{self, access, MrShared, WindowUse},
     outbox::{OutPacket, Outbox},
     packet_rings::{PayloadRef, RefFront},
     qp::QpShared,
@@ -75,8 +75,9 @@ struct Incoming<'a> {
     /// Whether a packet from the request ring came over IPv6.
     ring_ipv6: bool,
     pkt: &'a Packet<'a>,
-    /// What a read's rkey resolved to: the MR (none for a zero-length read) and its address.
-    read: Option<(Option<Arc<MrShared>>, u64)>,
+    /// What a read's rkey resolved to: the MR (none for a zero-length read), the window it went
+    /// through, and its address.
+    read: Option<(Option<Arc<MrShared>>, Option<WindowUse>, u64)>,
     /// What an atomic's rkey resolved to.
     atomic: Option<(Arc<MrShared>, u64)>,
     /// An atomic's original value, for its reply.
@@ -509,20 +510,21 @@ impl Engine {
                     .header::<Feth>()
                     .is_some_and(|f| f.selectivity_level == 1);
             let len = if whole_mr { 0 } else { reth.len as usize };
-            let (mr, va) = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
-                (None, reth.va)
+            let (mr, window, va) = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
+                (None, None, reth.va)
             } else {
                 match qp.lookup_remote(reth.rkey, need, reth.va, len) {
-                    Some((mr, va)) => (Some(mr), va),
+                    Some((mr, va, window)) => (Some(mr), window, va),
                     // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
                     None => return Break(Exit::Reject(RxeError::REMOTE_ACCESS)),
                 }
             };
             if mask.contains(Mask::READ) {
-                req.read = Some((mr, va));
+                req.read = Some((mr, window, va));
             } else {
                 self.resp.write = Some(WriteTarget {
                     mr,
+                    window,
                     va,
                     resid: reth.len,
                     length: reth.len,
@@ -533,13 +535,16 @@ impl Engine {
             let Some(at) = req.pkt.header::<Atmeth>() else {
                 return Break(Exit::Done);
             };
-            if at.va % 8 != 0 {
-                return Break(Exit::Fail(RxeError::INVALID_REQUEST));
-            }
-            let Some(target) = qp.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8) else {
+            // As C: the key and range first (remote access error), then the alignment of the
+            // address in the MR (invalid request; a zero-based window's base counts).
+            let Some((mr, va, _)) = qp.lookup_remote(at.rkey, access::REMOTE_ATOMIC, at.va, 8)
+            else {
                 return Break(Exit::Fail(RxeError::REMOTE_ACCESS));
             };
-            req.atomic = Some(target);
+            if va % 8 != 0 {
+                return Break(Exit::Fail(RxeError::INVALID_REQUEST));
+            }
+            req.atomic = Some((mr, va));
         }
         Continue(())
     }
@@ -556,7 +561,7 @@ impl Engine {
     ) -> Flow<bool> {
         let (mask, psn) = (req.mask(), req.bth().psn);
         let rxe = &*qp.dev;
-        if let Some((mr, va)) = req.read.take() {
+        if let Some((mr, window, va)) = req.read.take() {
             let Some(reth) = req.pkt.header::<Reth>() else {
                 return Break(Exit::Done);
             };
@@ -569,7 +574,7 @@ impl Engine {
                 self.mtu(rxe.active_mtu_bytes()),
             );
             self.resp.resources.record(res);
-            self.resp.read = Some(ReadReply::new(mr, va, reth.len, psn, true, false));
+            self.resp.read = Some(ReadReply::new((mr, window), va, reth.len, psn, true, false));
             // (`ack_psn` stays: C moves it for every request executed but a read.)
             self.resp.psn = psn_add(res.last_psn, 1);
             self.resp.opcode = None;
@@ -682,6 +687,9 @@ impl Engine {
                 .ok_or(Exit::Fail(RxeError::INVALID_REQUEST))?;
             if !payload.is_empty() {
                 let mr = w.mr.as_ref().ok_or(Exit::Fail(RxeError::REMOTE_ACCESS))?;
+                if w.window.as_ref().is_some_and(|win| !win.still_allows(mr)) {
+                    return Err(Exit::Fail(RxeError::REMOTE_ACCESS));
+                }
                 mr.write_parts(rcu, w.va, payload)
                     .map_err(|e| Exit::Fail(RxeError::REMOTE_ACCESS.because(e.into())))?;
                 w.va += u64::from(len);
@@ -794,11 +802,11 @@ impl QpShared {
             rkey,
             from_start,
         } = replay;
-        let (mr, va) = if len == 0 {
-            (None, va)
+        let (mr, window, va) = if len == 0 {
+            (None, None, va)
         } else {
             match self.lookup_remote(rkey, access::REMOTE_READ, va, len as usize) {
-                Some((mr, va)) => (Some(mr), va),
+                Some((mr, va, window)) => (Some(mr), window, va),
                 None => {
                     self.fail(eng, out, psn, RxeError::REMOTE_ACCESS);
                     return;
@@ -806,7 +814,7 @@ impl QpShared {
             }
         };
         // (Requests wait in the queue while a reply is being sent: no reply in progress.)
-        eng.resp.read = Some(ReadReply::new(mr, va, len, psn, from_start, true));
+        eng.resp.read = Some(ReadReply::new((mr, window), va, len, psn, from_start, true));
     }
 
     /// Sends the next read response packet (`read_reply`); whether it made progress.
@@ -815,6 +823,18 @@ impl QpShared {
         let Some(r) = eng.resp.read.as_mut() else {
             return false;
         };
+        // C `rxe_recheck_mr`: a window invalidated or bound anew under the read ends it.
+        let window_gone = r
+            .window
+            .as_ref()
+            .zip(r.mr.as_ref())
+            .is_some_and(|(win, mr)| !r.first && !win.still_allows(mr));
+        if window_gone {
+            let psn = r.psn;
+            eng.resp.read = None;
+            self.fail(eng, out, psn, RxeError::REMOTE_ACCESS);
+            return true;
+        }
         let len = r.resid.min(mtu);
         let last = r.resid <= mtu;
         let op = match (r.first, last) {
@@ -1034,7 +1054,7 @@ impl QpShared {
         need: u32,
         va: u64,
         len: usize,
-    ) -> Option<(Arc<MrShared>, u64)> {
+    ) -> Option<(Arc<MrShared>, u64, Option<WindowUse>)> {
         mr::resolve_rkey(self.dev.keys(), self.pd, self.uid, rkey, need, va, len)
     }
 

@@ -3,6 +3,10 @@
 # rdma-core tools under load). IBA 1.7 chapters 9-11, each against the loaded driver:
 #   - a bad lkey in a receive WQE: LOC_PROT_ERR there, NAK remote operational error, REM_OP_ERR
 #     at the requester;
+#   - a WR that fails locally (a bad lkey) stops the send queue: the WR posted after it is
+#     never executed;
+#   - an atomic's original value scattered over two 4-byte SGEs; ibv_resize_cq below the
+#     completions waiting refused; ibv_post_send refused before RTS;
 #   - a receive CQ overflow: the QP to ERROR, no ACK for the request whose completion was lost;
 #   - a CQ armed solicited-only wakes on error and flush completions;
 #   - retry budgets restored by progress: a 1 MiB WRITE at MTU 256, retry_cnt 6, 3 % loss;
@@ -10,7 +14,8 @@
 #   - addresses whose addr + len wraps 2^64 (forged RETHs, SGEs) fail their checks;
 #   - QPs destroyed under loopback traffic, 200 rounds;
 #   - MRs deregistered and freed under 1 MiB WRITEs and READs still queued on a slow link
-#     (page-sized payloads, which rxe-rs sends by reference);
+#     (page-sized payloads, which rxe-rs sends by reference); a memory window invalidated under
+#     a 1 MiB WRITE on that link;
 #   - small WRITEs and a SEND into on-demand-paging pages dropped before each round: the first
 #     waits for its page with the rest queued behind it, all complete, every byte lands;
 #   then nothing left behind: the device goes, the module unloads, the skb cache is back where
@@ -83,6 +88,10 @@ skb_before=$(skb_objs)
 
 check "rdma link add rxe0 type rxe netdev eth0" rdma link add rxe0 type rxe netdev eth0
 semantic bad_lkey rxe0 rxe0
+semantic stop_at_error rxe0 rxe0
+semantic atomic_sges rxe0 rxe0
+semantic cq_resize rxe0 rxe0
+semantic post_states rxe0 rxe0
 semantic cq_overflow rxe0 rxe0
 semantic solicited_error rxe0 rxe0
 semantic wrap rxe0 rxe0
@@ -150,6 +159,7 @@ kp=/sys/kernel/tracing
 	echo 1 >"$kp/events/kprobes/rxe_rs_frag/enable"
 }
 semantic dereg_in_flight rxev0 rxev1 10
+semantic mw_inv_in_flight rxev0 rxev1
 if [ "${DRIVER:-rs}" != c ]; then
 	frags=$(awk '$1 == "rxe_rs_frag" { print $2 }' "$kp/kprobe_profile")
 	echo "page fragments attached: ${frags:-none}"

@@ -769,6 +769,97 @@ fn writes_what_the_c_post_path_writes() {
     assert!(slot[240..].iter().all(|&b| b == 0xa5), "past the data");
 }
 
+/// C `validate_send_wr`: a kernel atomic has 8 bytes of SGEs and an 8-byte aligned remote
+/// address; `IB_SEND_INLINE` only on an opcode that can carry inline data.
+#[test]
+fn writer_refuses_what_validate_send_wr_does() {
+    let rc = QpType::Rc;
+    let mut slot = vec![0u8; 256];
+    let atomic = |remote_addr| SendWr {
+        wr_id: 1,
+        opcode: IB_WR_ATOMIC_FETCH_AND_ADD,
+        send_flags: 0,
+        ex: 0,
+        detail: WrDetail::Atomic {
+            remote_addr,
+            compare_add: 1,
+            swap: 0,
+            rkey: 7,
+        },
+    };
+    let sge = |length| Sge {
+        addr: 0x100,
+        length,
+        lkey: 3,
+    };
+    let ok = write_send_wqe(
+        &mut slot,
+        rc,
+        kernel(2, 0),
+        &atomic(0x1000),
+        SendData::Sges(&[sge(8)]),
+    );
+    assert_eq!(ok.map(|w| w.length), Ok(8));
+    let halves = [sge(4), sge(4)];
+    assert!(write_send_wqe(
+        &mut slot,
+        rc,
+        kernel(2, 0),
+        &atomic(0x1000),
+        SendData::Sges(&halves)
+    )
+    .is_ok());
+    for (addr, sges) in [
+        (0x1004, &[sge(8)][..]),
+        (0x1000, &[sge(4)][..]),
+        (0x1000, &[sge(16)][..]),
+    ] {
+        assert_eq!(
+            write_send_wqe(
+                &mut slot,
+                rc,
+                kernel(2, 0),
+                &atomic(addr),
+                SendData::Sges(sges)
+            ),
+            Err(WqeError::BadAtomic),
+            "{addr:#x} {sges:?}"
+        );
+    }
+    let read = SendWr {
+        wr_id: 2,
+        opcode: IB_WR_RDMA_READ,
+        send_flags: IB_SEND_INLINE,
+        ex: 0,
+        detail: WrDetail::Rdma {
+            remote_addr: 0x2000,
+            rkey: 7,
+        },
+    };
+    assert_eq!(
+        write_send_wqe(
+            &mut slot,
+            rc,
+            kernel(2, 16),
+            &read,
+            SendData::Sges(&[sge(8)])
+        ),
+        Err(WqeError::InlineNotAllowed(IB_WR_RDMA_READ))
+    );
+    let plain = SendWr {
+        send_flags: 0,
+        ..read
+    };
+    assert!(write_send_wqe(
+        &mut slot,
+        rc,
+        kernel(2, 16),
+        &plain,
+        SendData::Sges(&[sge(8)])
+    )
+    .is_ok());
+}
+
 #[test]
 fn writer_refuses_inconsistent_requests() {
     let rc = QpType::Rc;
@@ -982,6 +1073,31 @@ fn allowed(qpt: QpType) -> Vec<u32> {
 }
 
 /// The detail `opcode` reads back on `qpt`, filled from `n`.
+/// `flags`, the detail numbers `n` and the SGEs made into a WR C's `validate_send_wr` takes:
+/// without [`IB_SEND_INLINE`] where the opcode carries no inline data; for an atomic, an 8-byte
+/// aligned remote address (`n[0]`) and one 8-byte SGE (at the first of `sges`, if any)
+/// returned in place of `sges`.
+fn kernel_valid(
+    mask: WrMask,
+    flags: u32,
+    n: [u64; 4],
+    sges: &[Sge],
+) -> (u32, [u64; 4], Option<Sge>) {
+    let flags = if mask.contains(WrMask::INLINE) {
+        flags
+    } else {
+        flags & !IB_SEND_INLINE
+    };
+    if !mask.contains(WrMask::ATOMIC) {
+        return (flags, n, None);
+    }
+    let sge = Sge {
+        length: 8,
+        ..sges.first().copied().unwrap_or_default()
+    };
+    (flags, [n[0] & !7, n[1], n[2], n[3]], Some(sge))
+}
+
 fn detail_for(qpt: QpType, opcode: u32, n: [u64; 4]) -> WrDetail {
     let lo = |x: u64| x as u32;
     if matches!(qpt, QpType::Ud | QpType::Gsi) {
@@ -1102,11 +1218,24 @@ proptest! {
     ) {
         let ops = allowed(qpt);
         let opcode = ops[pick.index(ops.len())];
-        let wr = SendWr { wr_id, opcode, send_flags: flags, ex, detail: detail_for(qpt, opcode, n) };
         let size = send_wqe_size(max_sge, max_inline);
         let limits = kernel(size.max_sge, size.max_inline);
         let mask = wr_opcode_mask(opcode, qpt).unwrap();
         let sges = &sges[..sges.len().min(size.max_sge as usize)];
+        // WRs C's `validate_send_wr` takes: an atomic's 8 bytes at an aligned address, inline
+        // only where the opcode carries it (its refusals: `writer_refuses_what_validate_send_wr_does`).
+        let (flags, n, atomic_sge) = kernel_valid(mask, flags, n, sges);
+        let sges = atomic_sge.as_ref().map_or(sges, core::slice::from_ref);
+        let wr = SendWr { wr_id, opcode, send_flags: flags, ex, detail: detail_for(qpt, opcode, n) };
+        if mask.contains(WrMask::ATOMIC) && size.max_sge == 0 {
+            // No room for an atomic's SGE: without one it has no 8 bytes.
+            let mut slot = vec![fill; size.elem_size as usize];
+            prop_assert_eq!(
+                write_send_wqe(&mut slot, qpt, limits, &wr, SendData::Sges(&[])).map(|_| ()),
+                Err(WqeError::BadAtomic)
+            );
+            return Ok(());
+        }
         let inline = &inline[..inline.len().min(size.max_inline as usize)];
         let data = match DataKind::of(mask, flags) {
             DataKind::None => SendData::None,
@@ -1203,10 +1332,12 @@ proptest! {
     ) {
         let ops = allowed(qpt);
         let opcode = ops[pick.index(ops.len())];
-        let wr = SendWr { wr_id: 1, opcode, send_flags: flags, ex: 0, detail: detail_for(qpt, opcode, [1, 2, 3, 4]) };
         let limits = kernel(4, 80);
         let mask = wr_opcode_mask(opcode, qpt).unwrap();
         let sges = &sges[..sges.len().min(4)];
+        let (flags, n, atomic_sge) = kernel_valid(mask, flags, [1, 2, 3, 4], sges);
+        let sges = atomic_sge.as_ref().map_or(sges, core::slice::from_ref);
+        let wr = SendWr { wr_id: 1, opcode, send_flags: flags, ex: 0, detail: detail_for(qpt, opcode, n) };
         let data = match DataKind::of(mask, flags) {
             DataKind::None => SendData::None,
             DataKind::Sges => SendData::Sges(sges),

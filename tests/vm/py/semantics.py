@@ -9,6 +9,14 @@ Cases (IBA 1.7 chapters 9-11):
   bad_lkey         a receive WQE whose lkey names no MR: the receive completes LOC_PROT_ERR,
                    the responder NAKs remote operational error, the requester completes
                    REM_OP_ERR (responder class A), both QPs end in ERROR.
+  stop_at_error    a 16 KiB RDMA WRITE, one with a bad lkey and a 64 B one, posted with one
+                   doorbell: the third is never executed (it completes WR_FLUSH_ERR, its target
+                   untouched), the failed one completes in error, the QP ends in ERROR.
+  atomic_sges      a fetch-and-add whose local data is two 4-byte SGEs: the original value is
+                   scattered over both, nothing written past the first.
+  cq_resize        ibv_resize_cq below the completions waiting: EINVAL; at their number: they
+                   stay, in order.
+  post_states      ibv_post_send in INIT and in RTR: EINVAL; in RTS it is sent.
   cq_overflow      a receive CQ smaller than the messages sent, never polled while they arrive
                    (C11-37/38): the responder QP goes to ERROR and the request whose completion
                    was lost is not acknowledged, so the requester never has more successful
@@ -34,6 +42,9 @@ Cases (IBA 1.7 chapters 9-11):
                    target on odd. Packets still queued refer to that memory (rxe-rs sends
                    page-sized payloads by reference); every WR completes (successfully or
                    not) and, after the rounds, a fresh pair moves 1 MiB each way intact.
+  mw_inv_in_flight a 1 MiB RDMA WRITE through a type 2 memory window over a slow link, the
+                   window invalidated (LOCAL_INV on the responder) while it is under way: the
+                   WRITE completes REM_ACCESS_ERR, the end of the MR is not written.
   dereg_looped N   N times, two QPs of one device at path MTU 1024: a 4 MiB RDMA WRITE into an
                    on-demand-paging MR not yet faulted in (the responder waits for its pages
                    with requests queued: rxe-rs leaves their payloads in the source MR until
@@ -52,6 +63,7 @@ Prints "ok   ..." / "FAIL ..." per check, then "N passed, M failed"; exits 1 on 
 Every wait is bounded.
 """
 import ctypes
+import errno
 import os
 import random
 import select
@@ -62,14 +74,16 @@ import pyverbs.enums as e
 from pyverbs.addr import GID, AHAttr, GlobalRoute
 from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
-from pyverbs.mr import MR
+from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 from guestcheck import DRIVER, check, tally, wc_name
 
 REMOTE = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+ATOMIC = e.IBV_ACCESS_REMOTE_ATOMIC
 WC_TIMEOUT = 30
 
 
@@ -97,7 +111,7 @@ class End:
     """One side: a context, a PD, a CQ (with a completion channel if asked), an MR, RC QPs."""
 
     def __init__(self, dev, gid_index, cqe=64, channel=False, mr_len=4096, max_send_wr=16,
-                 max_recv_wr=16):
+                 max_recv_wr=16, max_send_sge=1, mr_access=REMOTE):
         # The context's async event file, to wait on with select.
         self.ctx, self.async_fd = opened_event_fd(lambda: Context(name=dev))
         self.pd = PD(self.ctx)
@@ -108,9 +122,9 @@ class End:
             # pyverbs does not expose the channel's fd: the one event file the channel opened.
             self.channel, self.channel_fd = opened_event_fd(lambda: CompChannel(self.ctx))
         self.cq = CQ(self.ctx, cqe, None, self.channel, 0)
-        self.mr = MR(self.pd, mr_len, e.IBV_ACCESS_LOCAL_WRITE | REMOTE)
-        self.cap = QPCap(max_send_wr=max_send_wr, max_recv_wr=max_recv_wr, max_send_sge=1,
-                         max_recv_sge=1)
+        self.mr = MR(self.pd, mr_len, e.IBV_ACCESS_LOCAL_WRITE | mr_access)
+        self.cap = QPCap(max_send_wr=max_send_wr, max_recv_wr=max_recv_wr,
+                         max_send_sge=max_send_sge, max_recv_sge=1)
         self.qp = self.new_qp()
 
     def new_qp(self):
@@ -120,7 +134,7 @@ class End:
     def connect(self, qp, peer, peer_qp, mtu=e.IBV_MTU_1024, retry_cnt=6, timeout=14,
                 rtr_only=False):
         attr = QPAttr(port_num=1)
-        attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | REMOTE
+        attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | REMOTE | ATOMIC
         attr.path_mtu = mtu
         attr.dest_qp_num = peer_qp.qp_num
         attr.rq_psn = attr.sq_psn = 0x1000
@@ -208,6 +222,166 @@ def case_bad_lkey(dev_a, gid_a, dev_b, gid_b):
           f'{wc_name(status_of(swc))}')
     check('responder QP in ERROR', qp_state(b.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
     check('requester QP in ERROR', qp_state(a.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+
+
+def case_stop_at_error(dev_a, gid_a, dev_b, gid_b):
+    """A 16 KiB WRITE, a WRITE with a bad lkey and a 64 B WRITE, posted with one doorbell: the
+    requester stops at the failed WR (a local error takes the QP to the error state), so the
+    third is never executed; it completes IBV_WC_WR_FLUSH_ERR."""
+    size = 16384
+    a = End(dev_a, gid_a, mr_len=4 * size)
+    b = End(dev_b, gid_b, mr_len=4 * size)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b)
+    a.mr.write(os.urandom(4 * size), 4 * size)
+    b.mr.write(bytes(4 * size), 4 * size)
+
+    def write(wr_id, offset, length, lkey, next_wr=None):
+        wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                    sg=[SGE(a.mr.buf + offset, length, lkey)], send_flags=e.IBV_SEND_SIGNALED,
+                    next_wr=next_wr)
+        wr.set_wr_rdma(b.mr.rkey, b.mr.buf + offset)
+        return wr
+    third = write(0x93, 2 * size, 64, a.mr.lkey)
+    bad = write(0x92, size, 64, a.mr.lkey ^ 0x5a5a00, third)  # no MR has that lkey
+    a.qp.post_send(write(0x91, 0, size, a.mr.lkey, bad))
+    wcs = poll(a.cq, 3)
+    status = {w.wr_id: w.status for w in wcs}
+    print('completions: ' + ', '.join(f'{w.wr_id:#x} {wc_name(w.status)}' for w in wcs))
+    check('three completions', len(wcs) == 3, len(wcs))
+    check('the WR with the bad lkey completes in error',
+          status.get(0x92, e.IBV_WC_SUCCESS) != e.IBV_WC_SUCCESS, wc_name(status.get(0x92)))
+    check('the WR after it completes IBV_WC_WR_FLUSH_ERR',
+          status.get(0x93) == e.IBV_WC_WR_FLUSH_ERR, wc_name(status.get(0x93)))
+    check('neither the failed WR nor the one after it wrote the target',
+          b.mr.read(64, size) == bytes(64) and b.mr.read(64, 2 * size) == bytes(64))
+    check('requester QP in ERROR', qp_state(a.qp, e.IBV_QPS_ERR) == e.IBV_QPS_ERR)
+
+
+def case_atomic_sges(dev_a, gid_a, dev_b, gid_b):
+    """A fetch-and-add whose local data is two 4-byte SGEs: the original value is scattered
+    over them as any received data is (C `do_atomic`'s copy_data), 4 bytes each."""
+    a = End(dev_a, gid_a, max_send_sge=2)
+    b = End(dev_b, gid_b, mr_access=REMOTE | ATOMIC)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b)
+    value = 0x1122334455667788
+    b.mr.write(value.to_bytes(8, 'little'), 8)
+    a.mr.write(b'\xee' * 128, 128)
+    wr = SendWR(wr_id=0xa7, opcode=e.IBV_WR_ATOMIC_FETCH_AND_ADD, num_sge=2,
+                sg=[SGE(a.mr.buf, 4, a.mr.lkey), SGE(a.mr.buf + 64, 4, a.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_atomic(rkey=b.mr.rkey, addr=b.mr.buf, compare_add=1, swap=0)
+    a.qp.post_send(wr)
+    wcs = poll(a.cq)
+    check('fetch-and-add into two 4-byte SGEs: IBV_WC_SUCCESS',
+          status_of(wcs) == e.IBV_WC_SUCCESS, wc_name(status_of(wcs)))
+    orig = value.to_bytes(8, 'little')
+    got = (a.mr.read(4, 0), a.mr.read(4, 64))
+    check('the original value: its first 4 bytes in the first SGE, the rest in the second',
+          got == (orig[:4], orig[4:]), f'{got[0].hex()} {got[1].hex()}')
+    check('nothing written past the first SGE', a.mr.read(60, 4) == b'\xee' * 60,
+          a.mr.read(8, 4).hex())
+    check('the target added 1', b.mr.read(8, 0) == (value + 1).to_bytes(8, 'little'))
+
+
+def case_cq_resize(dev_a, gid_a, dev_b, gid_b):
+    """ibv_resize_cq below the completions waiting is EINVAL (C: cqe < queue_count), even where
+    the ring, rounded up, would hold them; at or above it they stay, in order."""
+    a, b = pair(dev_a, gid_a, dev_b, gid_b)
+    for i in range(5):
+        a.qp.post_send(send_wr(a, 0xc0 + i, opcode=e.IBV_WR_RDMA_WRITE, rkey=b.mr.rkey,
+                               raddr=b.mr.buf))
+    time.sleep(1)  # every WRITE acknowledged, its completion waiting
+    try:
+        a.cq.resize(4)
+        err = 0
+    except PyverbsRDMAError as ex:
+        err = ex.error_code
+    check('resize to 4 with 5 completions waiting: EINVAL', err == errno.EINVAL, err)
+    try:
+        a.cq.resize(5)
+        err = 0
+    except PyverbsRDMAError as ex:
+        err = ex.error_code
+    check('resize to 5 with 5 waiting succeeds', err == 0, err)
+    wcs = poll(a.cq, 5)
+    check('the 5 completions are still there, in order, successful',
+          [(w.wr_id, w.status) for w in wcs] == [(0xc0 + i, e.IBV_WC_SUCCESS) for i in range(5)],
+          [(hex(w.wr_id), wc_name(w.status)) for w in wcs])
+
+
+def case_post_states(dev_a, gid_a, dev_b, gid_b):
+    """ibv_post_send before RTS (INIT, RTR) fails (C rxe_post_send: EINVAL from the doorbell);
+    in RTS it goes."""
+    a = End(dev_a, gid_a)
+    b = End(dev_b, gid_b)
+
+    def post_fails(qp, wr_id):
+        try:
+            qp.post_send(send_wr(a, wr_id, opcode=e.IBV_WR_RDMA_WRITE, rkey=b.mr.rkey,
+                                 raddr=b.mr.buf))
+            return 0
+        except PyverbsRDMAError as ex:
+            return ex.error_code
+    in_init = a.new_qp()
+    attr = QPAttr(port_num=1)
+    attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | REMOTE
+    in_init.to_init(attr)
+    err = post_fails(in_init, 0xd1)
+    check('ibv_post_send in INIT: EINVAL', err == errno.EINVAL, err)
+    b.connect(b.qp, a, a.qp)
+    a.connect(a.qp, b, b.qp, rtr_only=True)
+    err = post_fails(a.qp, 0xd2)
+    check('ibv_post_send in RTR: EINVAL', err == errno.EINVAL, err)
+    attr = QPAttr()
+    attr.qp_state = e.IBV_QPS_RTS
+    attr.sq_psn, attr.timeout, attr.retry_cnt, attr.rnr_retry, attr.max_rd_atomic = \
+        0x1000, 14, 6, 6, 1
+    a.qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT
+                | e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+    err = post_fails(a.qp, 0xd3)
+    check('ibv_post_send in RTS succeeds', err == 0, err)
+    # The WR posted in RTR is in the ring: the doorbell in RTS sends it too (as C).
+    wcs = poll(a.cq, 2)
+    got = {w.wr_id: w.status for w in wcs}
+    check('the WR posted in RTS completes successfully', got.get(0xd3) == e.IBV_WC_SUCCESS,
+          [(hex(w.wr_id), wc_name(w.status)) for w in wcs])
+
+
+def case_mw_inv_in_flight(dev_a, gid_a, dev_b, gid_b):
+    """A 1 MiB RDMA WRITE through a type 2 memory window over a slow link (semantics.sh delays
+    both directions), the window invalidated by the responder's LOCAL_INV while the WRITE's
+    packets are on their way: the rest of the message is refused (C looks the rkey up for
+    every packet), the WRITE completes IBV_WC_REM_ACCESS_ERR, the MR's end is not written."""
+    size = 1 << 20
+    a = End(dev_a, gid_a, mr_len=size)
+    b = End(dev_b, gid_b, mr_len=size, mr_access=REMOTE | e.IBV_ACCESS_MW_BIND)
+    pair(dev_a, gid_a, dev_b, gid_b, a=a, b=b)
+    mw = MW(b.pd, e.IBV_MW_TYPE_2)
+    bind = SendWR(wr_id=0xe1, opcode=e.IBV_WR_BIND_MW, send_flags=e.IBV_SEND_SIGNALED)
+    bind.set_bind_wr(mw, MWBindInfo(b.mr, b.mr.buf, size, e.IBV_ACCESS_REMOTE_WRITE))
+    b.qp.post_send(bind)
+    wcs = poll(b.cq)
+    check('BIND_MW of a type 2 window over the MR', status_of(wcs) == e.IBV_WC_SUCCESS,
+          wc_name(status_of(wcs)))
+    rkey = bind.rkey
+    b.mr.write(bytes(size), size)
+    a.mr.write(b'\x5a' * size, size)
+    write = SendWR(wr_id=0xe2, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                   sg=[SGE(a.mr.buf, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    write.set_wr_rdma(rkey, b.mr.buf)
+    a.qp.post_send(write)
+    time.sleep(0.15)  # 1,024 packets at 128 a round trip of 40 ms: about a third on their way
+    inv = SendWR(wr_id=0xe3, opcode=e.IBV_WR_LOCAL_INV, send_flags=e.IBV_SEND_SIGNALED)
+    inv.imm_data = rkey
+    b.qp.post_send(inv)
+    wcs = poll(b.cq)
+    check('LOCAL_INV of the window while the WRITE is under way',
+          status_of(wcs) == e.IBV_WC_SUCCESS, wc_name(status_of(wcs)))
+    wcs = poll(a.cq, timeout=60)
+    check('the WRITE completes IBV_WC_REM_ACCESS_ERR', status_of(wcs) == e.IBV_WC_REM_ACCESS_ERR,
+          wc_name(status_of(wcs)))
+    check("the MR's last KiB was not written", b.mr.read(1024, size - 1024) == bytes(1024))
+    mw.close()
 
 
 def async_events(end, timeout):
