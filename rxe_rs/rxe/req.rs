@@ -170,7 +170,8 @@ impl Engine {
             qp.check_sq_drained(self);
             return Err(false);
         }
-        if state == WqeState::Free {
+        let fetched = state == WqeState::Free;
+        if fetched {
             qp.fetch_wqe(self, idx);
         }
         let info = self.sq.info_ref(idx).ok_or(false)?;
@@ -178,8 +179,9 @@ impl Engine {
             WqeState::Processing => {}
             // A WQE that failed here stops the requester: nothing after it is sent, and the
             // completer errors the QP when it reaches it, after the WQEs before it (C errors
-            // the QP at once and flushes those too).
-            WqeState::Error(_) => return Err(false),
+            // the QP at once and flushes those too). Found unreadable just now, it is progress:
+            // the completer has it to complete.
+            WqeState::Error(_) => return Err(fetched),
             // Finished WQEs are the completer's; move on to the next.
             _ => {
                 self.req.wqe_index = g.next_index(idx);
