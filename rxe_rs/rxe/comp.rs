@@ -172,17 +172,23 @@ impl QpShared {
         if eng.comp.paused.is_some() || eng.comp.timeout || self.responses_waiting() {
             return false;
         }
+        !self.head_completes_alone(eng)
+    }
+
+    /// Whether the WQE at the completer's index completes without a response: a local operation
+    /// done, a WQE that failed here, an unreliable send all out.
+    pub(crate) fn head_completes_alone(&self, eng: &Engine) -> bool {
         if !self.sq_has_wqes(eng) {
-            return true;
+            return false;
         }
         let state = eng
             .sq
             .info_ref(eng.comp.consumer)
             .map_or(WqeState::Free, |info| info.state);
         match state {
-            WqeState::Error(_) | WqeState::Done => false,
-            WqeState::Pending => self.qp_type == QpType::Rc,
-            _ => true,
+            WqeState::Error(_) | WqeState::Done => true,
+            WqeState::Pending => self.qp_type != QpType::Rc,
+            _ => false,
         }
     }
 

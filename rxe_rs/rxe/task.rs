@@ -503,7 +503,8 @@ impl QpShared {
     }
 
     /// One step: each machine called up to [`Outbox::CAPACITY`] times while it has more and the
-    /// outbox has room; whether a next step may find work. `false` also after a step that made
+    /// outbox has room, the completer once more for a WQE the requester finished that needs no
+    /// response; whether a next step may find work. `false` also after a step that made
     /// progress when every machine says a next step would find nothing: the run ends without
     /// that step (work arriving later requests a run of its own).
     ///
@@ -537,14 +538,23 @@ impl QpShared {
                     break;
                 }
             }
+            let mut requested = false;
             for _ in 0..Outbox::CAPACITY {
                 if !eng.requester(self, &rcu, &mut out) {
                     break;
                 }
-                progress = true;
+                requested = true;
                 if !eng.mid_message() {
                     break;
                 }
+            }
+            progress |= requested;
+            // As C's sender, which runs its completer right after its requester: a WQE the
+            // requester finished without a response (a local operation, a WQE failed here, an
+            // unreliable send) completes in this step, not after the next step's responder,
+            // which could move the QP to error first and flush it.
+            if requested && self.head_completes_alone(&eng) {
+                self.completer(&mut eng, &rcu, &mut out);
             }
             progress
                 && !(eng.responder_idle(self)
