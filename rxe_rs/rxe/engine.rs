@@ -10,7 +10,7 @@
 //! one lock that only the task takes in the data path; `modify_qp` and `query_qp` take it with
 //! bottom halves disabled.
 
-use super::mr::{MrError, MrShared, WindowUse};
+use super::mr::{KeyUse, MrError, MrShared};
 use crate::ib::{handles::IbEvent, qp::QpAttrs};
 use crate::net::skb::SkBuff;
 pub(crate) use crate::proto::error::{Absent, Cause, MemFault, QpEvent, RxeError};
@@ -333,8 +333,8 @@ pub(super) struct RecvInProgress {
 /// An RDMA write in progress.
 pub(super) struct WriteTarget {
     pub(super) mr: Option<Arc<MrShared>>,
-    /// The window the rkey named, checked again for every packet.
-    pub(super) window: Option<WindowUse>,
+    /// How the rkey reached `mr`, checked again for every later packet.
+    pub(super) key: Option<KeyUse>,
     pub(super) va: u64,
     pub(super) resid: u32,
     pub(super) length: u32,
@@ -343,8 +343,8 @@ pub(super) struct WriteTarget {
 /// Read responses still to send.
 pub(super) struct ReadReply {
     pub(super) mr: Option<Arc<MrShared>>,
-    /// The window the rkey named, checked again before every response after the first.
-    pub(super) window: Option<WindowUse>,
+    /// How the rkey reached `mr`, checked again before every response after the first.
+    pub(super) key: Option<KeyUse>,
     pub(super) va: u64,
     pub(super) resid: u32,
     pub(super) psn: u32,
@@ -363,7 +363,7 @@ impl ReadReply {
     /// sent does not change it. (C sends from the resource itself, `qp->resp.res`; it cannot
     /// be recorded over while set, as no request is taken until the reply is done.)
     pub(super) fn new(
-        (mr, window): (Option<Arc<MrShared>>, Option<WindowUse>),
+        (mr, key): (Option<Arc<MrShared>>, Option<KeyUse>),
         va: u64,
         len: u32,
         psn: u32,
@@ -372,7 +372,7 @@ impl ReadReply {
     ) -> Self {
         Self {
             mr,
-            window,
+            key,
             va,
             resid: len,
             psn,

@@ -10,7 +10,7 @@ use super::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
         RxeError, TakenRequest, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
-    mr::{self, access, MrShared, WindowUse},
+    mr::{self, access, KeyUse, MrShared},
     outbox::{OutPacket, Outbox},
     packet_rings::{PayloadRef, RefFront},
     qp::QpShared,
@@ -75,9 +75,9 @@ struct Incoming<'a> {
     /// Whether a packet from the request ring came over IPv6.
     ring_ipv6: bool,
     pkt: &'a Packet<'a>,
-    /// What a read's rkey resolved to: the MR (none for a zero-length read), the window it went
-    /// through, and its address.
-    read: Option<(Option<Arc<MrShared>>, Option<WindowUse>, u64)>,
+    /// What a read's rkey resolved to: the MR (none for a zero-length read), how the key reached
+    /// it, and its address.
+    read: Option<(Option<Arc<MrShared>>, Option<KeyUse>, u64)>,
     /// What an atomic's rkey resolved to.
     atomic: Option<(Arc<MrShared>, u64)>,
     /// An atomic's original value, for its reply.
@@ -510,21 +510,21 @@ impl Engine {
                     .header::<Feth>()
                     .is_some_and(|f| f.selectivity_level == 1);
             let len = if whole_mr { 0 } else { reth.len as usize };
-            let (mr, window, va) = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
+            let (mr, key, va) = if reth.len == 0 && !mask.contains(Mask::FLUSH) {
                 (None, None, reth.va)
             } else {
                 match qp.lookup_remote(reth.rkey, need, reth.va, len) {
-                    Some((mr, va, window)) => (Some(mr), window, va),
+                    Some((mr, va, key)) => (Some(mr), Some(key), va),
                     // UC: C class D (SRQ) / E (RQ) of RESPST_ERR_RKEY_VIOLATION.
                     None => return Break(Exit::Reject(RxeError::REMOTE_ACCESS)),
                 }
             };
             if mask.contains(Mask::READ) {
-                req.read = Some((mr, window, va));
+                req.read = Some((mr, key, va));
             } else {
                 self.resp.write = Some(WriteTarget {
                     mr,
-                    window,
+                    key,
                     va,
                     resid: reth.len,
                     length: reth.len,
@@ -561,7 +561,7 @@ impl Engine {
     ) -> Flow<bool> {
         let (mask, psn) = (req.mask(), req.bth().psn);
         let rxe = &*qp.dev;
-        if let Some((mr, window, va)) = req.read.take() {
+        if let Some((mr, key, va)) = req.read.take() {
             let Some(reth) = req.pkt.header::<Reth>() else {
                 return Break(Exit::Done);
             };
@@ -574,7 +574,7 @@ impl Engine {
                 self.mtu(rxe.active_mtu_bytes()),
             );
             self.resp.resources.record(res);
-            self.resp.read = Some(ReadReply::new((mr, window), va, reth.len, psn, true, false));
+            self.resp.read = Some(ReadReply::new((mr, key), va, reth.len, psn, true, false));
             // (`ack_psn` stays: C moves it for every request executed but a read.)
             self.resp.psn = psn_add(res.last_psn, 1);
             self.resp.opcode = None;
@@ -687,7 +687,9 @@ impl Engine {
                 .ok_or(Exit::Fail(RxeError::INVALID_REQUEST))?;
             if !payload.is_empty() {
                 let mr = w.mr.as_ref().ok_or(Exit::Fail(RxeError::REMOTE_ACCESS))?;
-                if w.window.as_ref().is_some_and(|win| !win.still_allows(mr)) {
+                // The first packet's key was checked by `check_rkey` just now.
+                let later = !mask.contains(Mask::RETH);
+                if later && w.key.as_ref().is_some_and(|key| !key.still_allows(mr)) {
                     return Err(Exit::Fail(RxeError::REMOTE_ACCESS));
                 }
                 mr.write_parts(rcu, w.va, payload)
@@ -802,11 +804,11 @@ impl QpShared {
             rkey,
             from_start,
         } = replay;
-        let (mr, window, va) = if len == 0 {
+        let (mr, key, va) = if len == 0 {
             (None, None, va)
         } else {
             match self.lookup_remote(rkey, access::REMOTE_READ, va, len as usize) {
-                Some((mr, va, window)) => (Some(mr), window, va),
+                Some((mr, va, key)) => (Some(mr), Some(key), va),
                 None => {
                     self.fail(eng, out, psn, RxeError::REMOTE_ACCESS);
                     return;
@@ -814,7 +816,7 @@ impl QpShared {
             }
         };
         // (Requests wait in the queue while a reply is being sent: no reply in progress.)
-        eng.resp.read = Some(ReadReply::new((mr, window), va, len, psn, from_start, true));
+        eng.resp.read = Some(ReadReply::new((mr, key), va, len, psn, from_start, true));
     }
 
     /// Sends the next read response packet (`read_reply`); whether it made progress.
@@ -823,13 +825,13 @@ impl QpShared {
         let Some(r) = eng.resp.read.as_mut() else {
             return false;
         };
-        // C `rxe_recheck_mr`: a window invalidated or bound anew under the read ends it.
-        let window_gone = r
-            .window
+        // C `rxe_recheck_mr`: a key that no longer allows the read ends it.
+        let key_gone = r
+            .key
             .as_ref()
             .zip(r.mr.as_ref())
-            .is_some_and(|(win, mr)| !r.first && !win.still_allows(mr));
-        if window_gone {
+            .is_some_and(|(key, mr)| !r.first && !key.still_allows(mr));
+        if key_gone {
             let psn = r.psn;
             eng.resp.read = None;
             self.fail(eng, out, psn, RxeError::REMOTE_ACCESS);
@@ -1054,7 +1056,7 @@ impl QpShared {
         need: u32,
         va: u64,
         len: usize,
-    ) -> Option<(Arc<MrShared>, u64, Option<WindowUse>)> {
+    ) -> Option<(Arc<MrShared>, u64, KeyUse)> {
         mr::resolve_rkey(self.dev.keys(), self.pd, self.uid, rkey, need, va, len)
     }
 

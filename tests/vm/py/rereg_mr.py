@@ -52,6 +52,7 @@ RW = e.IBV_ACCESS_REMOTE_WRITE
 RR = e.IBV_ACCESS_REMOTE_READ
 ZERO_BASED = 1 << 5  # IB_ACCESS_ZERO_BASED: valid for ib_core, not in RXE_ACCESS_SUPPORTED_MR
 SIZE = 4096
+BIG = 16 << 20
 CMD_SZ, RESP_SZ = 8 + 48, 8
 
 
@@ -152,10 +153,11 @@ class Env:
             attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr, dlid=self.lid)
             qp.to_rts(attr)
 
-    def rdma(self, opcode, req_pd, local, resp_pd, remote, length=64):
+    def rdma(self, opcode, req_pd, local, resp_pd, remote, length=64, posted=None):
         """One RDMA WRITE (local -> remote) or READ (remote -> local) from a QP on req_pd to a
         QP on resp_pd, with the local SGE in MR local and the rkey of MR remote: the
-        requester's completion status, and whether the data arrived."""
+        requester's completion status, and whether the data arrived. posted() is called right
+        after the post."""
         req, req_cq = self.qp(req_pd)
         resp, resp_cq = self.qp(resp_pd)
         try:
@@ -170,6 +172,8 @@ class Env:
                         send_flags=e.IBV_SEND_SIGNALED)
             wr.set_wr_rdma(remote.rkey, remote.buf)
             req.post_send(wr)
+            if posted:
+                posted()
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
                 n, wcs = req_cq.poll()
@@ -233,6 +237,26 @@ def main():
     same_keys('rereg access LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ (added back)',
               rereg(vmr, CHANGE_ACCESS, LW | RW | RR))
     expect_wc(env, '  RDMA WRITE to it again', OK, W, pd_a, peer_a, pd_a, mr)
+
+    # Rights removed under a message: C looks the rkey up for every packet of a WRITE, so the
+    # packets after the rereg are refused and the WRITE completes REM_ACCESS_ERR. A message of
+    # 16 MiB (16,384 packets) is still under way when the post returns (a doorbell's inline
+    # run lasts a tick at most); a rereg that lands after its end anyway is tried again.
+    big_src, big_dst = MR(pd_a, BIG, LW | RW | RR), MR(pd_a, BIG, LW | RW | RR)
+    vbig = ibv_mr_of(big_dst)
+    results = []
+    for _ in range(3):
+        status, _ = env.rdma(W, pd_a, big_src, pd_a, big_dst, BIG,
+                             posted=lambda: results.append(rereg(vbig, CHANGE_ACCESS, LW | RR)[0]))
+        rereg(vbig, CHANGE_ACCESS, LW | RW | RR)
+        if status != OK:
+            break
+    check('rereg removing REMOTE_WRITE under a 16 MiB RDMA WRITE to the MR: the WRITE '
+          'completes IBV_WC_REM_ACCESS_ERR', status == RACC and results[-1] == 0,
+          f'status {wc_name(status) if status is not None else "none (timeout)"}, '
+          f'rereg {errname(results[-1])}, attempts {len(results)}')
+    big_src.close()
+    big_dst.close()
 
     print('--- CHANGE_PD')
     same_keys('rereg PD to its own PD (ib_uverbs drops the flag: a no-op)',
