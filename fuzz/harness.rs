@@ -221,18 +221,25 @@ fn check_header<H: Header + PartialEq + core::fmt::Debug>(
 fn check_udp_payload(bytes: &[u8], sig: &mut Sig) {
     let parsed = Packet::parse(bytes);
     let model = model_parse(bytes);
-    // The receive path's check before queueing answers as the parse does.
+    // The layout check and the receive path's routing answer as the parse does.
     let layout = Packet::check_layout(&Parts::from_slice(bytes));
-    match (&parsed, &layout) {
-        (Ok(pkt), Ok((bth, info))) => {
+    let route = Packet::route(&Parts::from_slice(bytes));
+    match (&parsed, &layout, &route) {
+        (Ok(pkt), Ok((bth, info)), Ok(route)) => {
             assert_eq!(pkt.bth(), bth);
             assert!(core::ptr::eq(pkt.info(), *info));
+            assert!(core::ptr::eq(route.info, *info));
+            assert_eq!((route.pkey, route.qpn), (bth.pkey, bth.qpn));
         }
-        (Err(e), Err(l)) => assert_eq!(e, l, "check_layout's error differs from parse's"),
-        (p, l) => panic!(
-            "parse {:?} but check_layout {:?}",
+        (Err(e), Err(l), Err(r)) => {
+            assert_eq!(e, l, "check_layout's error differs from parse's");
+            assert_eq!(e, r, "route's error differs from parse's");
+        }
+        (p, l, r) => panic!(
+            "parse {:?} but check_layout {:?} and route {:?}",
             p.map(|_| ()),
-            l.map(|_| ())
+            l.map(|_| ()),
+            r.map(|_| ())
         ),
     }
     let pkt = match (parsed, model) {

@@ -36,6 +36,13 @@ pub const ICRC_LEN: usize = 4;
 pub const BTH_TVER: u8 = 0;
 /// The default partition key, full membership.
 pub const DEFAULT_PKEY: u16 = 0xffff;
+
+/// Whether a packet's P_Key matches the port's, [`DEFAULT_PKEY`] (C `pkey_match`, IBA 10.9.3):
+/// the same partition (the low 15 bits), of which one side is a full member (bit 15), which the
+/// port always is. A limited member of the default partition (0x7FFF) is accepted.
+pub const fn pkey_matches_default(pkey: u16) -> bool {
+    pkey & 0x7fff == DEFAULT_PKEY & 0x7fff
+}
 /// The Q_Key of QP1, the General Services Interface (CM MADs).
 pub const GSI_QKEY: u32 = 0x8001_0000;
 /// QP numbers are 24 bits wide; so are end-to-end contexts and MSNs.
@@ -191,9 +198,9 @@ impl<'a> Writer<'a> {
 
 const BTH_SE: u8 = 0x80;
 const BTH_MIG: u8 = 0x40;
-const BTH_PAD_SHIFT: u32 = 4;
-const BTH_PAD_MASK: u8 = 0x3;
-const BTH_TVER_MASK: u8 = 0x0f;
+pub(super) const BTH_PAD_SHIFT: u32 = 4;
+pub(super) const BTH_PAD_MASK: u8 = 0x3;
+pub(super) const BTH_TVER_MASK: u8 = 0x0f;
 const BTH_FECN: u32 = 1 << 31;
 const BTH_BECN: u32 = 1 << 30;
 const BTH_RESV6A_MASK: u32 = 0x3f;

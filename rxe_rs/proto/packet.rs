@@ -3,7 +3,8 @@
 //! A received RoCEv2 packet, from its BTH to its ICRC, checked for shape.
 
 use super::hdr::{
-    Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Rdeth, Reth, BTH_TVER, ICRC_LEN,
+    Aeth, Atmack, Atmeth, Bth, Deth, Feth, Header, Ieth, Immdt, Rdeth, Reth, BTH_LEN, BTH_PAD_MASK,
+    BTH_PAD_SHIFT, BTH_TVER, BTH_TVER_MASK, ICRC_LEN,
 };
 use super::opcode::{opcode_info, OpcodeInfo};
 use super::parts::Parts;
@@ -62,8 +63,7 @@ impl<'a> Packet<'a> {
     }
 
     /// What [`Self::parse_parts`] checks, without making the packet: its BTH
-    /// and its opcode's row if `parts` would parse. The receive path checks
-    /// every packet so before queueing it; its engine parses it then.
+    /// and its opcode's row if `parts` would parse.
     pub fn check_layout(parts: &Parts<'_>) -> Result<(Bth, &'static OpcodeInfo), Error> {
         let head = parts.first();
         let (bth, info) = Self::parse_bth(head)?;
@@ -120,6 +120,30 @@ impl<'a> Packet<'a> {
         })
     }
 
+    /// What the receive path routes a packet by: the opcode's row, the P_Key and the destination
+    /// QP, read from the BTH of `parts` (the UDP payload) without parsing the rest of it, once
+    /// [`Self::check_layout`]'s checks pass (the same errors). The engine that takes the packet
+    /// parses it then ([`Self::parse_parts`]).
+    #[inline]
+    pub fn route(parts: &Parts<'_>) -> Result<Route, Error> {
+        let head = parts.first();
+        let bth = head.first_chunk::<BTH_LEN>().ok_or(Error::Truncated)?;
+        let info = opcode_info(bth[0]).ok_or(Error::UnknownOpcode(bth[0]))?;
+        let tver = bth[1] & BTH_TVER_MASK;
+        if tver != BTH_TVER {
+            return Err(Error::BadTransportVersion(tver));
+        }
+        let pad = usize::from((bth[1] >> BTH_PAD_SHIFT) & BTH_PAD_MASK);
+        if info.length > head.len() || info.length + ICRC_LEN + pad > parts.len() {
+            return Err(Error::Truncated);
+        }
+        Ok(Route {
+            info,
+            pkey: u16::from_be_bytes([bth[2], bth[3]]),
+            qpn: u32::from_be_bytes([0, bth[5], bth[6], bth[7]]),
+        })
+    }
+
     /// The Base Transport Header.
     pub fn bth(&self) -> &Bth {
         &self.bth
@@ -151,6 +175,17 @@ impl<'a> Packet<'a> {
     pub fn headers(&self) -> &'a [u8] {
         self.headers
     }
+}
+
+/// What [`Packet::route`] reads of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// The opcode's row of the table.
+    pub info: &'static OpcodeInfo,
+    /// The BTH's partition key.
+    pub pkey: u16,
+    /// The BTH's destination QP number, 24 bits.
+    pub qpn: u32,
 }
 
 /// How many pad bytes follow a payload of `payload_len` bytes, to bring it to

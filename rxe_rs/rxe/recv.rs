@@ -11,7 +11,7 @@ use crate::ib::device::{Device, DeviceRef};
 use crate::net::{crc, skb::SkBuff, tunnel::PacketReceiver};
 use crate::proto::{
     av::is_multicast_gid,
-    hdr::{DEFAULT_PKEY, QPN_MASK},
+    hdr::{pkey_matches_default, QPN_MASK},
     icrc::{self, IpHeader, UDP_HDR_LEN},
     opcode::{Mask, Transport, MAX_HEADERS_LEN},
     packet::Packet,
@@ -82,15 +82,15 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<(Dest, Tr
     if origin == Origin::Wire {
         icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?;
     }
-    // The layout only: the engine the packet is queued to parses it.
-    let (bth, info) = Packet::check_layout(&payload).ok()?;
-    if bth.pkey != DEFAULT_PKEY {
+    // Where it goes, from the BTH: the engine the packet is queued to parses it.
+    let route = Packet::route(&payload).ok()?;
+    if !pkey_matches_default(route.pkey) {
         return None;
     }
     // The opcode's transport must be the QP's (`check_type_state`).
-    let transport = info.transport()?;
-    let is_request = info.mask.contains(Mask::REQ);
-    if bth.qpn == QPN_MASK {
+    let transport = route.info.transport()?;
+    let is_request = route.info.mask.contains(Mask::REQ);
+    if route.qpn == QPN_MASK {
         // `rxe_rcv_mcast_pkt`: the group is the one of the destination IP address, as a GID.
         let mgid = match ip {
             IpHeader::V4(h) => {
@@ -108,7 +108,7 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<(Dest, Tr
         };
         return is_multicast_gid(&mgid).then_some((Dest::Multicast(mgid), transport, is_request));
     }
-    let qp = dev.data().qps().get(bth.qpn)?;
+    let qp = dev.data().qps().get(route.qpn)?;
     if !accepts(&qp, transport) {
         return None;
     }

@@ -304,3 +304,21 @@ fn headers_write_every_byte_of_the_opcodes_headers() {
     }
     assert!(checked > 40);
 }
+
+#[test]
+fn p_keys_match_the_default_partition_as_c_pkey_match() {
+    use crate::proto::hdr::pkey_matches_default;
+    // The C driver's `pkey_match(key, IB_DEFAULT_PKEY_FULL)`, for every 16-bit key.
+    let c_pkey_match = |k1: u16, k2: u16| {
+        k1 & 0x7fff != 0 && k1 & 0x7fff == k2 & 0x7fff && (k1 & 0x8000 != 0 || k2 & 0x8000 != 0)
+    };
+    for key in 0..=u16::MAX {
+        assert_eq!(
+            pkey_matches_default(key),
+            c_pkey_match(key, 0xffff),
+            "{key:#06x}"
+        );
+    }
+    assert!(pkey_matches_default(0xffff) && pkey_matches_default(0x7fff));
+    assert!(!pkey_matches_default(0x9234) && !pkey_matches_default(0x8000));
+}

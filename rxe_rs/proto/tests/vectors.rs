@@ -107,6 +107,9 @@ fn check_every_packet(name: &str, expected_count: usize) -> BTreeSet<u8> {
             "{name} #{index}: ICRC in pieces"
         );
         let split = Packet::parse_parts(&parts).unwrap();
+        let route = Packet::route(&parts).unwrap();
+        assert!(core::ptr::eq(route.info, info));
+        assert_eq!((route.pkey, route.qpn), (bth.pkey, bth.qpn));
         assert_eq!(split.payload(), pkt.payload());
         assert_eq!(split.icrc(), pkt.icrc());
         assert_eq!(

@@ -1,0 +1,400 @@
+# SPDX-License-Identifier: GPL-2.0
+"""
+An RC responder driven by hand-made RoCEv2 packets (run by tests/vm/wire.sh, either driver):
+  python3 wire_packets.py DEV GID_INDEX NETNS
+
+DEV is an rxe device on veth0 (10.20.0.1); its peer veth1 (10.20.0.2) is in network namespace
+NETNS, where this script plays the requester with a raw IP socket: every packet built here
+(IP, UDP, BTH, extension headers, payload, ICRC), every reply read back whole and its ICRC
+checked. The responder is a fresh RC QP of DEV for each case, connected to a QP number that
+exists only here. IBA 1.7 chapter 9 and the C driver's rxe_resp.c give the expected answers:
+  - packets that must be dropped without an answer (bad ICRC, transport version, unknown
+    opcode, headers or pad past the end, another P_Key, no such QP, a UD opcode to an RC QP);
+  - a SEND, a WRITE, a two-packet WRITE, a READ, a FETCH_ADD, each answered with the right
+    opcode, PSN, syndrome and MSN, and the data where it belongs; a duplicate READ executed
+    again, a duplicate atomic answered from its saved result, not executed twice;
+  - PSN sequence errors (one NAK, then silence), a duplicate re-acknowledged, RNR NAK;
+  - class C errors (a bad rkey, va + len past 2^64, a READ beyond the MR, a WRITE's payload
+    other than its RETH length, a middle packet without a first, a misaligned atomic, a SEND
+    longer than its receive buffer): the NAK code, and the QP in ERROR. On C, the last one is
+    expected with C's own NAK code (remote operational error, not invalid request).
+Every check prints "ok   ..." or "FAIL ..."; the exit status is 1 if one failed.
+"""
+import os
+import select
+import socket
+import struct
+import sys
+import time
+import zlib
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GID, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR
+
+from guestcheck import DRIVER, check, tally, wc_name
+
+LOCAL_IP, PEER_IP = '10.20.0.1', '10.20.0.2'
+PEER_QPN = 0x4242  # the requester's QP: it exists only in this script
+PSN = 0x1000  # the responder's first expected PSN
+MTU = 1024
+PKEY = 0xffff
+# Opcodes (IBA table 38), RC unless said.
+SEND_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST = 0x04, 0x06, 0x07, 0x08
+WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
+ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, FETCH_ADD = 0x11, 0x12, 0x14
+UD_SEND_ONLY = 0x64
+# AETH syndromes (IBA 9.7.5.1): ACK 000xxxxx, RNR NAK 001ttttt, NAK 011ccccc.
+NAK_PSN_SEQ, NAK_INV_REQ, NAK_REM_ACC, NAK_REM_OP = 0x60, 0x61, 0x62, 0x63
+MIN_RNR_TIMER = 12
+LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
+                  e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
+
+
+def icrc(ip, udp, rest):
+    """The RoCEv2 ICRC (IBA annex A17): CRC-32 of 8 bytes of ones, the IPv4 header with TOS, TTL
+    and checksum as ones, the UDP header with its checksum as ones, the BTH with its byte 4
+    (FECN, BECN, reserved) as ones, and the rest up to the ICRC; little-endian on the wire."""
+    ip, udp, rest = bytearray(ip), bytearray(udp), bytearray(rest)
+    ip[1] = ip[8] = 0xff
+    ip[10:12] = b'\xff\xff'
+    udp[6:8] = b'\xff\xff'
+    rest[4] = 0xff
+    return zlib.crc32(b'\xff' * 8 + ip + udp + rest)
+
+
+def bth(opcode, qpn, psn, pad=0, tver=0, pkey=PKEY, ack_req=True, se=False):
+    flags = (se << 7) | (pad << 4) | tver
+    return struct.pack('!BBHII', opcode, flags, pkey, qpn & 0xffffff,
+                       (ack_req << 31) | (psn & 0xffffff))
+
+
+def reth(va, rkey, length):
+    return struct.pack('!QII', va % (1 << 64), rkey, length)
+
+
+def packet(transport, payload=b'', sport=0xc000, bad_icrc=False, pad_bytes=None):
+    """The IPv4 packet of a RoCEv2 UDP payload `transport` (BTH onwards) + `payload`, with the
+    pad the BTH says (or `pad_bytes` of it) and its ICRC."""
+    pad = (transport[1] >> 4) & 3 if pad_bytes is None else pad_bytes
+    body = transport + payload + bytes(pad)
+    udp_len = 8 + len(body) + 4
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + udp_len, 0x1234, 0x4000, 64, 17, 0,
+                     socket.inet_aton(PEER_IP), socket.inet_aton(LOCAL_IP))
+    udp = struct.pack('!HHHH', sport, 4791, udp_len, 0)
+    crc = icrc(ip, udp, body) ^ (1 if bad_icrc else 0)
+    return ip + udp + body + struct.pack('<I', crc)
+
+
+class Wire:
+    """The requester's sockets, in the peer's namespace: a raw IP socket that sends packets as
+    built (the kernel fills in only the IP checksum) and a raw UDP socket that reads every reply
+    whole (a bound UDP socket on 4791 keeps the port open)."""
+
+    def __init__(self, netns):
+        home = os.open('/proc/self/ns/net', os.O_RDONLY)
+        there = os.open(f'/var/run/netns/{netns}', os.O_RDONLY)
+        os.setns(there, os.CLONE_NEWNET)
+        try:
+            self.tx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+            self.rx = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)
+            self.port = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.port.bind((PEER_IP, 4791))
+        finally:
+            os.setns(home, os.CLONE_NEWNET)
+            os.close(home)
+            os.close(there)
+
+    def send(self, pkt):
+        self.tx.sendto(pkt, (LOCAL_IP, 0))
+
+    def replies(self, timeout=0.5, want=1):
+        """Replies from the responder (RoCEv2 from LOCAL_IP): (opcode, psn, syndrome, msn, rest
+        after the AETH, ICRC good), until `want` came or `timeout` passed since the last."""
+        got = []
+        deadline = time.monotonic() + timeout
+        while len(got) < want:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.rx], [], [], left)[0]:
+                break
+            data = self.rx.recv(65536)
+            ihl = (data[0] & 0xf) * 4
+            if data[12:16] != socket.inet_aton(LOCAL_IP) or len(data) < ihl + 8 + 12 + 4:
+                continue
+            ip, udp, body = data[:ihl], data[ihl:ihl + 8], data[ihl + 8:]
+            if struct.unpack('!H', udp[2:4])[0] != 4791:
+                continue
+            good = struct.unpack('<I', body[-4:])[0] == icrc(ip, udp, body[:-4])
+            opcode, _, _, _, psn_word = struct.unpack('!BBHII', body[:12])
+            syndrome, msn = body[12], int.from_bytes(body[13:16], 'big')
+            pad = (body[1] >> 4) & 3
+            rest = body[16:len(body) - 4 - pad]
+            got.append((opcode, psn_word & 0xffffff, syndrome, msn, rest, good))
+            deadline = time.monotonic() + timeout
+        return got
+
+    def drain(self):
+        while self.replies(timeout=0.05):
+            pass
+
+
+class Responder:
+    """A fresh RC QP of the device, in RTR/RTS towards PEER_QPN at PEER_IP, with a 64 KiB MR
+    open to every remote access and `recvs` receives of `recv_len` bytes posted."""
+
+    def __init__(self, env, recvs=1, recv_len=4096):
+        self.env = env
+        self.cq = CQ(env.ctx, 32, None, None, 0)
+        cap = QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
+        self.qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, cap=cap))
+        attr = QPAttr(port_num=1)
+        attr.qp_access_flags = LW | RW | RR | RA
+        attr.path_mtu = e.IBV_MTU_1024
+        attr.dest_qp_num = PEER_QPN
+        attr.rq_psn, attr.sq_psn = PSN, 0x77
+        attr.max_dest_rd_atomic = attr.max_rd_atomic = 4
+        attr.min_rnr_timer, attr.timeout, attr.retry_cnt, attr.rnr_retry = MIN_RNR_TIMER, 14, 7, 7
+        gr = GlobalRoute(dgid=env.peer_gid, sgid_index=env.gid_index)
+        attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
+        self.qp.to_rts(attr)
+        self.qpn = self.qp.qp_num
+        self.mr = env.mr
+        self.mr.write(bytes(65536), 65536)
+        for i in range(recvs):
+            self.qp.post_recv(RecvWR(wr_id=i, num_sge=1,
+                                     sg=[SGE(self.mr.buf + 32768 + i * 4096, recv_len,
+                                             self.mr.lkey)]))
+
+    def completions(self, timeout=0.3):
+        wcs = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            n, got = self.cq.poll(16)
+            wcs += got[:n] if n else []
+            time.sleep(0.01)
+        return wcs
+
+    def state(self):
+        attr, _ = self.qp.query(e.IBV_QP_STATE)
+        return attr.qp_state
+
+    def close(self):
+        self.qp.close()
+        self.cq.close()
+
+
+class Env:
+    def __init__(self, dev, gid_index, netns):
+        self.ctx = Context(name=dev)
+        self.gid_index = gid_index
+        self.pd = PD(self.ctx)
+        self.mr = MR(self.pd, 65536, LW | RW | RR | RA)
+        a, b, c, d = (int(x) for x in PEER_IP.split('.'))
+        self.peer_gid = GID(f'0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}')
+        self.wire = Wire(netns)
+
+
+def one_reply(what, replies, opcode, psn, syndrome=None, msn=None):
+    """Exactly one reply, with this opcode, PSN (and syndrome, MSN if given) and a good ICRC."""
+    r = replies[0] if len(replies) == 1 else None
+    ok = (r is not None and r[0] == opcode and r[1] == psn and r[5] and
+          (syndrome is None or r[2] == syndrome) and (msn is None or r[3] == msn))
+    shown = [f'opcode {x[0]:#x} psn {x[1]:#x} syndrome {x[2]:#x} msn {x[3]} icrc '
+             f'{"good" if x[5] else "BAD"}' for x in replies]
+    check(what, ok, '; '.join(shown) or 'no reply')
+    return r
+
+
+def case_dropped(env):
+    """Packets the receive path must drop: no answer, no completion; then a good one works."""
+    w = env.wire
+    r = Responder(env)
+    good = bth(SEND_ONLY, r.qpn, PSN)
+    bad = [
+        ('a bad ICRC', packet(good, b'x' * 64, bad_icrc=True)),
+        ('transport version 1', packet(bth(SEND_ONLY, r.qpn, PSN, tver=1), b'x' * 64)),
+        ('an unknown opcode (0x15)', packet(bth(0x15, r.qpn, PSN), b'x' * 64)),
+        ('an RDMA WRITE with no room for its RETH',
+         packet(bth(WRITE_ONLY, r.qpn, PSN))),
+        ('a pad past the end (pad 3, nothing to pad)',
+         packet(bth(SEND_ONLY, r.qpn, PSN, pad=3), pad_bytes=0)),
+        ('another partition\'s P_Key (0x9234)',
+         packet(bth(SEND_ONLY, r.qpn, PSN, pkey=0x9234), b'x' * 64)),
+        ('no such QP', packet(bth(SEND_ONLY, r.qpn ^ 0x800, PSN), b'x' * 64)),
+        ('a UD SEND to an RC QP',
+         packet(bth(UD_SEND_ONLY, r.qpn, PSN) + struct.pack('!II', 0x11111111, PEER_QPN),
+                b'x' * 64)),
+    ]
+    for what, pkt in bad:
+        w.send(pkt)
+        replies = w.replies(timeout=0.4)
+        wcs = r.completions(0.1)
+        check(f'dropped without an answer: {what}', not replies and not wcs,
+              f'{len(replies)} replies, {len(wcs)} completions')
+    data = os.urandom(64)
+    w.send(packet(good, data))
+    one_reply('then a SEND ONLY at the expected PSN: ACK, PSN, MSN 1', w.replies(),
+              ACKNOWLEDGE, PSN, msn=1)
+    wcs = r.completions()
+    check('  its receive completes: SUCCESS, 64 bytes, the data',
+          len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and wcs[0].byte_len == 64 and
+          r.mr.read(64, 32768) == data,
+          [(wc_name(x.status), x.byte_len) for x in wcs])
+    r.close()
+    # IBA 10.9.3: a P_Key matches when the partitions are the same and either side is a full
+    # member; the port's is the default partition's full member, 0xFFFF.
+    r = Responder(env)
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN, pkey=0x7fff), data))
+    one_reply('a SEND with P_Key 0x7FFF (a limited member of the default partition): ACK',
+              w.replies(), ACKNOWLEDGE, PSN, msn=1)
+    r.close()
+
+
+def case_sequence(env):
+    """PSN sequence errors, a duplicate, RNR."""
+    w = env.wire
+    r = Responder(env, recvs=2)
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN + 3), b'a' * 16))
+    one_reply('a SEND 3 PSNs ahead: NAK PSN sequence error at the expected PSN', w.replies(),
+              ACKNOWLEDGE, PSN, syndrome=NAK_PSN_SEQ)
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN + 4), b'a' * 16))
+    replies = w.replies()
+    check('  the next one out of sequence: dropped without a second NAK', not replies,
+          f'{len(replies)} replies')
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN), b'b' * 16))
+    one_reply('then the expected PSN: ACK, MSN 1', w.replies(), ACKNOWLEDGE, PSN, msn=1)
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN), b'b' * 16))
+    one_reply('the same SEND again (a duplicate): ACK at its PSN, MSN still 1', w.replies(),
+              ACKNOWLEDGE, PSN, msn=1)
+    wcs = r.completions()
+    check('  one receive completed, not two', len(wcs) == 1 and
+          wcs[0].status == e.IBV_WC_SUCCESS, [wc_name(x.status) for x in wcs])
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN + 1), b'c' * 16))
+    one_reply('the next SEND: ACK, MSN 2', w.replies(), ACKNOWLEDGE, PSN + 1, msn=2)
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN + 2), b'd' * 16))
+    one_reply('a SEND with no receive posted: RNR NAK with the QP\'s min_rnr_timer',
+              w.replies(), ACKNOWLEDGE, PSN + 2, syndrome=0x20 | MIN_RNR_TIMER)
+    check('  the QP stays in RTS', r.state() == e.IBV_QPS_RTS)
+    r.close()
+
+
+def case_operations(env):
+    """WRITE (one and two packets), READ and FETCH_ADD answered, the data where it belongs."""
+    w = env.wire
+    r = Responder(env)
+    base = r.mr.buf
+    data = os.urandom(64)
+    w.send(packet(bth(WRITE_ONLY, r.qpn, PSN) + reth(base, r.mr.rkey, 64), data))
+    one_reply('RDMA WRITE ONLY, 64 bytes: ACK, MSN 1', w.replies(), ACKNOWLEDGE, PSN, msn=1)
+    check('  the bytes are in the MR', r.mr.read(64, 0) == data)
+    two = os.urandom(2 * MTU)
+    w.send(packet(bth(WRITE_FIRST, r.qpn, PSN + 1, ack_req=False) +
+                  reth(base + 4096, r.mr.rkey, 2 * MTU), two[:MTU]))
+    w.send(packet(bth(WRITE_LAST, r.qpn, PSN + 2), two[MTU:]))
+    one_reply('RDMA WRITE FIRST + LAST, 2 KiB: one ACK at the last PSN, MSN 2', w.replies(),
+              ACKNOWLEDGE, PSN + 2, msn=2)
+    check('  the bytes are in the MR', r.mr.read(2 * MTU, 4096) == two)
+    w.send(packet(bth(READ_REQUEST, r.qpn, PSN + 3) + reth(base + 4096 + 100, r.mr.rkey, 200)))
+    rep = one_reply('RDMA READ of 200 bytes: READ RESPONSE ONLY at its PSN, MSN 3', w.replies(),
+                    READ_RESPONSE_ONLY, PSN + 3, syndrome=None, msn=3)
+    check('  it carries the bytes', rep is not None and rep[4] == two[100:300],
+          f'{len(rep[4]) if rep else 0} bytes')
+    r.mr.write(struct.pack('<Q', 1000), 8, 8192)
+    w.send(packet(bth(FETCH_ADD, r.qpn, PSN + 4) +
+                  struct.pack('!QIQQ', base + 8192, r.mr.rkey, 234, 0)))
+    rep = one_reply('FETCH_ADD 234 to 1000: ATOMIC ACKNOWLEDGE at its PSN, MSN 4', w.replies(),
+                    ATOMIC_ACKNOWLEDGE, PSN + 4, msn=4)
+    check('  it carries the original value 1000, the MR holds 1234',
+          rep is not None and rep[4][:8] == struct.pack('!Q', 1000) and
+          r.mr.read(8, 8192) == struct.pack('<Q', 1234),
+          f'{rep[4][:8].hex() if rep else "-"}, MR {r.mr.read(8, 8192).hex()}')
+    # Duplicates (IBA 9.9.2.2): a READ is executed again, an atomic is not: its saved result is
+    # sent again.
+    w.send(packet(bth(READ_REQUEST, r.qpn, PSN + 3) + reth(base + 4096 + 100, r.mr.rkey, 200)))
+    rep = one_reply('the READ again (a duplicate): READ RESPONSE ONLY at its PSN', w.replies(),
+                    READ_RESPONSE_ONLY, PSN + 3)
+    check('  it carries the bytes again', rep is not None and rep[4] == two[100:300])
+    w.send(packet(bth(FETCH_ADD, r.qpn, PSN + 4) +
+                  struct.pack('!QIQQ', base + 8192, r.mr.rkey, 234, 0)))
+    rep = one_reply('the FETCH_ADD again (a duplicate): ATOMIC ACKNOWLEDGE at its PSN',
+                    w.replies(), ATOMIC_ACKNOWLEDGE, PSN + 4)
+    check('  the saved original value 1000, not executed twice (the MR holds 1234)',
+          rep is not None and rep[4][:8] == struct.pack('!Q', 1000) and
+          r.mr.read(8, 8192) == struct.pack('<Q', 1234),
+          f'{rep[4][:8].hex() if rep else "-"}, MR {r.mr.read(8, 8192).hex()}')
+    w.send(packet(bth(SEND_ONLY, r.qpn, PSN + 5), b'e' * 8))
+    one_reply('then a new SEND: ACK at the next PSN', w.replies(), ACKNOWLEDGE, PSN + 5)
+    wcs = r.completions()
+    check('  its receive is the only completion at the responder (none for RDMA and atomics)',
+          len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and wcs[0].byte_len == 8,
+          [(wc_name(x.status), x.byte_len) for x in wcs])
+    r.close()
+
+
+def case_class_c(env):
+    """Class C errors: a NAK with the code, the QP to ERROR."""
+    w = env.wire
+    big = os.urandom(128)
+    cases = [
+        ('RDMA WRITE with a bad rkey', NAK_REM_ACC,
+         lambda r: [packet(bth(WRITE_ONLY, r.qpn, PSN) +
+                           reth(r.mr.buf, r.mr.rkey ^ 0x100, 64), big[:64])]),
+        ('RDMA WRITE whose va + len wraps 2^64', NAK_REM_ACC,
+         lambda r: [packet(bth(WRITE_ONLY, r.qpn, PSN) +
+                           reth((1 << 64) - 16, r.mr.rkey, 64), big[:64])]),
+        ('RDMA READ past the end of the MR', NAK_REM_ACC,
+         lambda r: [packet(bth(READ_REQUEST, r.qpn, PSN) +
+                           reth(r.mr.buf + 65536 - 100, r.mr.rkey, 200))]),
+        ('RDMA WRITE ONLY whose payload is not its RETH length', NAK_INV_REQ,
+         lambda r: [packet(bth(WRITE_ONLY, r.qpn, PSN) + reth(r.mr.buf, r.mr.rkey, 128),
+                           big[:64])]),
+        ('RDMA WRITE MIDDLE without a FIRST', NAK_INV_REQ,
+         lambda r: [packet(bth(WRITE_MIDDLE, r.qpn, PSN), os.urandom(MTU))]),
+        ('FETCH_ADD to an address not 8-byte aligned', NAK_INV_REQ,
+         lambda r: [packet(bth(FETCH_ADD, r.qpn, PSN) +
+                           struct.pack('!QIQQ', r.mr.buf + 4, r.mr.rkey, 1, 0))]),
+        # C answers a remote operational error: it takes copy_data's error for a malformed
+        # receive WQE (rxe_resp.c send_data_in; data-path.md, the hostile table).
+        ('SEND ONLY of 128 bytes into a 64-byte receive' +
+         ('' if DRIVER == 'rs' else " (C's known departure: NAK remote operational error)"),
+         NAK_INV_REQ if DRIVER == 'rs' else NAK_REM_OP,
+         lambda r: [packet(bth(SEND_ONLY, r.qpn, PSN), big)]),
+    ]
+    for what, code, build in cases:
+        r = Responder(env, recv_len=64)
+        before = r.mr.read(256, 0)
+        for pkt in build(r):
+            w.send(pkt)
+        one_reply(f'{what}: NAK {code:#x} at its PSN', w.replies(), ACKNOWLEDGE, PSN,
+                  syndrome=code)
+        check('  the responder QP in ERROR, the MR untouched',
+              r.state() == e.IBV_QPS_ERR and r.mr.read(256, 0) == before,
+              f'state {r.state()}')
+        if what.startswith('SEND'):
+            wcs = r.completions()
+            check('  the receive completes in error', len(wcs) == 1 and
+                  wcs[0].status != e.IBV_WC_SUCCESS, [wc_name(x.status) for x in wcs])
+        r.close()
+        w.drain()
+
+
+def main():
+    dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    env = Env(dev, gid_index, netns)
+    for case in (case_dropped, case_sequence, case_operations, case_class_c):
+        print(f'--- {case.__doc__.splitlines()[0]}')
+        case(env)
+        env.wire.drain()
+    env.mr.close()
+    env.pd.close()
+    env.ctx.close()
+    return tally()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
