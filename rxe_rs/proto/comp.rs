@@ -204,13 +204,15 @@ const fn is_read_response(opcode: u8) -> bool {
 ///   waits for the timeout; the engine starts one retry per lack of progress instead, see
 ///   `Documentation/data-path.md`.) A zero-length READ RESPONSE ONLY with an ACK syndrome
 ///   acknowledges a FLUSH or an ATOMIC WRITE, as in C (whose responder answers them so). Any
-///   other read response for a WQE that is not a read is ignored (C fails the WQE with
-///   `IB_WC_FATAL_ERR`).
-/// - An ATOMIC ACKNOWLEDGE counts only for an atomic WQE and its PSN.
+///   other read response for a WQE that is not a read is IBA's bad response: the WQE fails
+///   with `IB_WC_BAD_RESP_ERR` (C: `IB_WC_FATAL_ERR`).
+/// - An ATOMIC ACKNOWLEDGE for a WQE that is not an atomic is a bad response too; for an
+///   atomic, it counts only at its PSN.
 /// - A plain ACK moves `comp_psn` on and completes the WQE at its last PSN (a FLUSH or an
-///   ATOMIC WRITE too: older rxe-rs responders answer them with one), but never a read
-///   or an atomic, whose data the ACK does not carry (C would complete a read on the plain
-///   ACK a responder sends for a duplicate request).
+///   ATOMIC WRITE too: older rxe-rs responders answer them with one), but never a read or an
+///   atomic, whose data the ACK does not carry: within one, as past one, its responses were
+///   lost, and it is retried (C completes a read on such an ACK, none of its data written:
+///   the ACK a responder sends for a duplicate request with its last PSN executed, C9-105).
 /// - RNR NAK: the RNR retry; its PSN also acknowledges what came before (C leaves
 ///   `comp.psn`).
 /// - NAK PSN sequence error: the responder expects the NAK's PSN, so everything before it
@@ -263,8 +265,10 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
                 None => Check::Drop,
             };
         }
+        // A read response where no read is (its PSN is this WQE's): an unexpected opcode,
+        // IBA's bad response (C: `IB_WC_FATAL_ERR`).
         if head.wr_opcode != IB_WR_RDMA_READ && head.wr_opcode != IB_WR_RDMA_READ_WITH_INV {
-            return Check::Drop;
+            return Check::Error(IB_WC_BAD_RESP_ERR);
         }
         // Read responses must come in order: retry from the missing one.
         if psn != comp_psn {
@@ -289,12 +293,22 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
     match syndrome {
         Syndrome::Ack { .. } => {
             if pkt.opcode == opcode::RC_ATOMIC_ACKNOWLEDGE {
-                if !head.mask.contains(WrMask::ATOMIC) || psn != head.last_psn || !pkt.has_atmack {
+                // For a WQE that is no atomic: a bad response, as a read response above.
+                if !head.mask.contains(WrMask::ATOMIC) {
+                    return Check::Error(IB_WC_BAD_RESP_ERR);
+                }
+                if psn != head.last_psn || !pkt.has_atmack {
                     return Check::Drop;
                 }
                 return Check::Atomic {
                     comp_psn: psn_add(psn, 1),
                 };
+            }
+            // A plain ACK where a read's or an atomic's responses are due: they were lost, as
+            // for an ACK past it (above). C completes the read as a success, none of its data
+            // written; moving past it here would leave it waiting for nothing, for good.
+            if read_or_atomic {
+                return Check::Retry;
             }
             Check::Ack {
                 comp_psn: psn_add(psn, 1),

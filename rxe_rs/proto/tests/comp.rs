@@ -140,19 +140,6 @@ fn ack_inside_a_message_moves_comp_psn_only() {
 }
 
 #[test]
-fn plain_ack_never_completes_a_read_or_an_atomic() {
-    // Deliberate difference: C would complete a read on the plain ACK of a duplicate request.
-    let read = head(IB_WR_RDMA_READ, WqeState::Pending, true, 100);
-    assert_eq!(
-        check_response(100, &read, &ack(100)),
-        Check::Ack {
-            comp_psn: 101,
-            complete: false
-        }
-    );
-}
-
-#[test]
 fn atomic_acknowledge_completes_only_its_atomic() {
     // C check_ack: ATOMIC_ACKNOWLEDGE → COMPST_ATOMIC for CMP_AND_SWP / FETCH_AND_ADD.
     let atomic = head(IB_WR_ATOMIC_CMP_AND_SWP, WqeState::Pending, true, 100);
@@ -165,8 +152,11 @@ fn atomic_acknowledge_completes_only_its_atomic() {
         check_response(100, &atomic, &aack),
         Check::Atomic { comp_psn: 101 }
     );
-    // For another WQE (C: COMPST_ERROR), or another PSN: ignored.
-    assert_eq!(check_response(100, &send(100), &aack), Check::Drop);
+    // For a WQE that is no atomic: a bad response (C: COMPST_ERROR); another PSN: ignored.
+    assert_eq!(
+        check_response(100, &send(100), &aack),
+        Check::Error(IB_WC_BAD_RESP_ERR)
+    );
     let later = head(IB_WR_ATOMIC_CMP_AND_SWP, WqeState::Pending, false, 101);
     assert_eq!(check_response(100, &later, &aack), Check::Drop);
     // Without its AtomicAckETH: ignored.
@@ -229,13 +219,31 @@ fn read_response_ahead_retries_and_one_behind_is_dropped() {
 }
 
 #[test]
-fn read_response_for_a_wqe_that_is_not_a_read_is_dropped() {
+fn read_response_for_a_wqe_that_is_not_a_read_is_a_bad_response() {
+    // IBA: an unexpected opcode is a bad response (C: IB_WC_FATAL_ERR).
     let only = resp(
         opcode::RC_RDMA_READ_RESPONSE_ONLY,
         100,
         Some(Syndrome::ACK_UNLIMITED),
     );
-    assert_eq!(check_response(100, &send(100), &only), Check::Drop);
+    assert_eq!(
+        check_response(100, &send(100), &only),
+        Check::Error(IB_WC_BAD_RESP_ERR)
+    );
+}
+
+#[test]
+fn plain_ack_never_completes_a_read_or_an_atomic() {
+    // A plain ACK where a read's responses are due (a responder re-acknowledging a duplicate
+    // with its last PSN executed, C9-105, after the responses were lost): retried, as past it.
+    // Deliberate difference: C completes the READ as a success without its data.
+    let read = head(IB_WR_RDMA_READ, WqeState::Pending, true, 103);
+    assert_eq!(check_response(100, &read, &ack(100)), Check::Retry);
+    assert_eq!(check_response(100, &read, &ack(102)), Check::Retry);
+    let atomic = head(IB_WR_ATOMIC_FETCH_AND_ADD, WqeState::Pending, true, 100);
+    assert_eq!(check_response(100, &atomic, &ack(100)), Check::Retry);
+    // Behind it: old, dropped.
+    assert_eq!(check_response(100, &read, &ack(99)), Check::Drop);
 }
 
 #[test]
@@ -275,13 +283,16 @@ fn flush_and_atomic_write_complete_on_a_read_response_only() {
             check_response(100, &wqe, &naked),
             Check::Error(IB_WC_REM_ACCESS_ERR)
         );
-        // Other read responses are not theirs.
+        // Other read responses are not theirs: a bad response.
         let first = resp(
             opcode::RC_RDMA_READ_RESPONSE_FIRST,
             100,
             Some(Syndrome::ACK_UNLIMITED),
         );
-        assert_eq!(check_response(100, &wqe, &first), Check::Drop);
+        assert_eq!(
+            check_response(100, &wqe, &first),
+            Check::Error(IB_WC_BAD_RESP_ERR)
+        );
         // Behind comp.psn: old.
         assert_eq!(check_response(101, &wqe, &only), Check::Drop);
     }

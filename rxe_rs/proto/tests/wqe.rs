@@ -1236,6 +1236,16 @@ proptest! {
             );
             return Ok(());
         }
+        if DataKind::of(mask, flags) == DataKind::AtomicWrite && size.max_inline < 8 {
+            // No room for an ATOMIC WRITE's 8 bytes (a send queue without data room): refused.
+            let mut slot = vec![fill; size.elem_size as usize];
+            prop_assert_eq!(
+                write_send_wqe(&mut slot, qpt, limits, &wr, SendData::AtomicWrite(value))
+                    .map(|_| ()),
+                Err(WqeError::DataOutOfSlot)
+            );
+            return Ok(());
+        }
         let inline = &inline[..inline.len().min(size.max_inline as usize)];
         let data = match DataKind::of(mask, flags) {
             DataKind::None => SendData::None,

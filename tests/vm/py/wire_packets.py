@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """
-An RC responder driven by hand-made RoCEv2 packets (run by tests/vm/wire.sh, either driver):
+RC QPs of a device against a peer made of hand-made RoCEv2 packets (run by tests/vm/wire.sh,
+either driver):
   python3 wire_packets.py DEV GID_INDEX NETNS
 
 DEV is an rxe device on veth0 (10.20.0.1); its peer veth1 (10.20.0.2) is in network namespace
-NETNS, where this script plays the requester with a raw IP socket: every packet built here
-(IP, UDP, BTH, extension headers, payload, ICRC), every reply read back whole and its ICRC
-checked. The responder is a fresh RC QP of DEV for each case, connected to a QP number that
-exists only here. IBA 1.7 chapter 9 and the C driver's rxe_resp.c give the expected answers:
+NETNS, where this script plays the other end with a raw IP socket: every packet built here
+(IP, UDP, BTH, extension headers, payload, ICRC), every packet of the device's read back whole
+and its ICRC checked. Each case has a fresh RC QP of DEV, connected to a QP number that exists
+only here. IBA 1.7 chapter 9 and the C driver's rxe_resp.c and rxe_comp.c give the expected
+answers. The device as the responder:
   - packets that must be dropped without an answer (bad ICRC, transport version, unknown
     opcode, headers or pad past the end, another P_Key, no such QP, a UD opcode to an RC QP);
   - a SEND, a WRITE, a two-packet WRITE, a READ, a FETCH_ADD, each answered with the right
@@ -16,8 +18,14 @@ exists only here. IBA 1.7 chapter 9 and the C driver's rxe_resp.c give the expec
   - PSN sequence errors (one NAK, then silence), a duplicate re-acknowledged, RNR NAK;
   - class C errors (a bad rkey, va + len past 2^64, a READ beyond the MR, a WRITE's payload
     other than its RETH length, a middle packet without a first, a misaligned atomic, a SEND
-    longer than its receive buffer): the NAK code, and the QP in ERROR. On C, the last one is
-    expected with C's own NAK code (remote operational error, not invalid request).
+    longer than its receive buffer): the NAK code, and the QP in ERROR.
+The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes; ACKs, a READ
+response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
+sending again; retries running out; a READ response longer than its READ, a READ answered by a
+plain ACK, a READ response to a SEND.
+C's known departures are expected of C, and said so: a SEND longer than its receive NAKed
+remote operational error (not invalid request); a READ answered by a plain ACK completed as a
+success without its data; a READ response to a SEND completed FATAL_ERR (not BAD_RESP_ERR).
 Every check prints "ok   ..." or "FAIL ..."; the exit status is 1 if one failed.
 """
 import os
@@ -35,13 +43,15 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import SGE, RecvWR
+from pyverbs.wr import SGE, RecvWR, SendWR
 
 from guestcheck import DRIVER, check, tally, wc_name
 
 LOCAL_IP, PEER_IP = '10.20.0.1', '10.20.0.2'
 PEER_QPN = 0x4242  # the requester's QP: it exists only in this script
-PSN = 0x1000  # the responder's first expected PSN
+PSN = 0x1000  # the device's first expected PSN
+SPSN = 0x2000  # the device's first PSN sent
+REMOTE_VA, REMOTE_RKEY = 0x7000_0000_1000, 0x1234  # the peer's memory: here, nowhere
 MTU = 1024
 PKEY = 0xffff
 # Opcodes (IBA table 38), RC unless said.
@@ -91,6 +101,22 @@ def packet(transport, payload=b'', sport=0xc000, bad_icrc=False, pad_bytes=None)
     return ip + udp + body + struct.pack('<I', crc)
 
 
+class Received:
+    """A packet from the device: its BTH's fields, the bytes after the BTH up to the pad, and
+    whether its ICRC is right."""
+
+    def __init__(self, ip, udp, body):
+        self.good = struct.unpack('<I', body[-4:])[0] == icrc(ip, udp, body[:-4])
+        self.opcode, flags, _, qpn_word, psn_word = struct.unpack('!BBHII', body[:12])
+        self.qpn, self.psn = qpn_word & 0xffffff, psn_word & 0xffffff
+        self.ack_req = bool(psn_word >> 31)
+        self.after = body[12:len(body) - 4 - ((flags >> 4) & 3)]
+
+    def __repr__(self):
+        return (f'opcode {self.opcode:#x} psn {self.psn:#x} qpn {self.qpn:#x} '
+                f'{len(self.after)} bytes after the BTH, icrc {"good" if self.good else "BAD"}')
+
+
 class Wire:
     """The requester's sockets, in the peer's namespace: a raw IP socket that sends packets as
     built (the kernel fills in only the IP checksum) and a raw UDP socket that reads every reply
@@ -114,8 +140,14 @@ class Wire:
         self.tx.sendto(pkt, (LOCAL_IP, 0))
 
     def replies(self, timeout=0.5, want=1):
-        """Replies from the responder (RoCEv2 from LOCAL_IP): (opcode, psn, syndrome, msn, rest
-        after the AETH, ICRC good), until `want` came or `timeout` passed since the last."""
+        """Responses from the device: (opcode, psn, syndrome, msn, rest after the AETH, ICRC
+        good), until `want` came or `timeout` passed since the last."""
+        return [(p.opcode, p.psn, p.after[0], int.from_bytes(p.after[1:4], 'big'), p.after[4:],
+                 p.good) for p in self.received(timeout, want)]
+
+    def received(self, timeout=0.5, want=1):
+        """RoCEv2 packets from the device (from LOCAL_IP to UDP 4791), each a Received, until
+        `want` came or `timeout` passed since the last."""
         got = []
         deadline = time.monotonic() + timeout
         while len(got) < want:
@@ -129,12 +161,7 @@ class Wire:
             ip, udp, body = data[:ihl], data[ihl:ihl + 8], data[ihl + 8:]
             if struct.unpack('!H', udp[2:4])[0] != 4791:
                 continue
-            good = struct.unpack('<I', body[-4:])[0] == icrc(ip, udp, body[:-4])
-            opcode, _, _, _, psn_word = struct.unpack('!BBHII', body[:12])
-            syndrome, msn = body[12], int.from_bytes(body[13:16], 'big')
-            pad = (body[1] >> 4) & 3
-            rest = body[16:len(body) - 4 - pad]
-            got.append((opcode, psn_word & 0xffffff, syndrome, msn, rest, good))
+            got.append(Received(ip, udp, body))
             deadline = time.monotonic() + timeout
         return got
 
@@ -143,11 +170,12 @@ class Wire:
             pass
 
 
-class Responder:
-    """A fresh RC QP of the device, in RTR/RTS towards PEER_QPN at PEER_IP, with a 64 KiB MR
-    open to every remote access and `recvs` receives of `recv_len` bytes posted."""
+class DeviceQp:
+    """A fresh RC QP of the device, in RTR/RTS towards PEER_QPN at PEER_IP (first PSNs: PSN
+    received, SPSN sent), with a 64 KiB MR open to every remote access and `recvs` receives of
+    `recv_len` bytes posted."""
 
-    def __init__(self, env, recvs=1, recv_len=4096):
+    def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14):
         self.env = env
         self.cq = CQ(env.ctx, 32, None, None, 0)
         cap = QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
@@ -156,9 +184,10 @@ class Responder:
         attr.qp_access_flags = LW | RW | RR | RA
         attr.path_mtu = e.IBV_MTU_1024
         attr.dest_qp_num = PEER_QPN
-        attr.rq_psn, attr.sq_psn = PSN, 0x77
+        attr.rq_psn, attr.sq_psn = PSN, SPSN
         attr.max_dest_rd_atomic = attr.max_rd_atomic = 4
-        attr.min_rnr_timer, attr.timeout, attr.retry_cnt, attr.rnr_retry = MIN_RNR_TIMER, 14, 7, 7
+        attr.min_rnr_timer, attr.timeout = MIN_RNR_TIMER, timeout
+        attr.retry_cnt, attr.rnr_retry = retry_cnt, 7
         gr = GlobalRoute(dgid=env.peer_gid, sgid_index=env.gid_index)
         attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
         self.qp.to_rts(attr)
@@ -169,6 +198,16 @@ class Responder:
             self.qp.post_recv(RecvWR(wr_id=i, num_sge=1,
                                      sg=[SGE(self.mr.buf + 32768 + i * 4096, recv_len,
                                              self.mr.lkey)]))
+
+    def post(self, opcode, length, offset=0, wr_id=1):
+        """A signalled WR of `length` bytes at `offset` in the MR; RDMA to the peer's
+        REMOTE_VA with REMOTE_RKEY."""
+        wr = SendWR(wr_id=wr_id, opcode=opcode, num_sge=1,
+                    sg=[SGE(self.mr.buf + offset, length, self.mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        if opcode in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ):
+            wr.set_wr_rdma(REMOTE_RKEY, REMOTE_VA)
+        self.qp.post_send(wr)
 
     def completions(self, timeout=0.3):
         wcs = []
@@ -213,7 +252,7 @@ def one_reply(what, replies, opcode, psn, syndrome=None, msn=None):
 def case_dropped(env):
     """Packets the receive path must drop: no answer, no completion; then a good one works."""
     w = env.wire
-    r = Responder(env)
+    r = DeviceQp(env)
     good = bth(SEND_ONLY, r.qpn, PSN)
     bad = [
         ('a bad ICRC', packet(good, b'x' * 64, bad_icrc=True)),
@@ -248,7 +287,7 @@ def case_dropped(env):
     r.close()
     # IBA 10.9.3: a P_Key matches when the partitions are the same and either side is a full
     # member; the port's is the default partition's full member, 0xFFFF.
-    r = Responder(env)
+    r = DeviceQp(env)
     w.send(packet(bth(SEND_ONLY, r.qpn, PSN, pkey=0x7fff), data))
     one_reply('a SEND with P_Key 0x7FFF (a limited member of the default partition): ACK',
               w.replies(), ACKNOWLEDGE, PSN, msn=1)
@@ -258,7 +297,7 @@ def case_dropped(env):
 def case_sequence(env):
     """PSN sequence errors, a duplicate, RNR."""
     w = env.wire
-    r = Responder(env, recvs=2)
+    r = DeviceQp(env, recvs=2)
     w.send(packet(bth(SEND_ONLY, r.qpn, PSN + 3), b'a' * 16))
     one_reply('a SEND 3 PSNs ahead: NAK PSN sequence error at the expected PSN', w.replies(),
               ACKNOWLEDGE, PSN, syndrome=NAK_PSN_SEQ)
@@ -286,7 +325,7 @@ def case_sequence(env):
 def case_operations(env):
     """WRITE (one and two packets), READ and FETCH_ADD answered, the data where it belongs."""
     w = env.wire
-    r = Responder(env)
+    r = DeviceQp(env)
     base = r.mr.buf
     data = os.urandom(64)
     w.send(packet(bth(WRITE_ONLY, r.qpn, PSN) + reth(base, r.mr.rkey, 64), data))
@@ -366,7 +405,7 @@ def case_class_c(env):
          lambda r: [packet(bth(SEND_ONLY, r.qpn, PSN), big)]),
     ]
     for what, code, build in cases:
-        r = Responder(env, recv_len=64)
+        r = DeviceQp(env, recv_len=64)
         before = r.mr.read(256, 0)
         for pkt in build(r):
             w.send(pkt)
@@ -383,10 +422,182 @@ def case_class_c(env):
         w.drain()
 
 
+def aeth(syndrome, msn):
+    return struct.pack('!I', (syndrome << 24) | msn)
+
+
+def response(r, opcode, psn, syndrome=0x1f, msn=1, payload=b''):
+    """A response from the peer to QP `r`: BTH, AETH (ACK with unlimited credits unless said),
+    payload padded."""
+    pad = -len(payload) % 4
+    return packet(bth(opcode, r.qpn, psn, pad=pad, ack_req=False) + aeth(syndrome, msn), payload)
+
+
+def requests(what, got, expected):
+    """The requests the device sent: as many as expected, each (opcode, PSN, AckReq, the bytes
+    after the BTH) as listed, to the peer's QP, with a good ICRC."""
+    ok = len(got) == len(expected) and all(
+        g.opcode == op and g.psn == psn and g.ack_req == ack and g.qpn == PEER_QPN and g.good and
+        g.after == after for g, (op, psn, ack, after) in zip(got, expected))
+    return check(what, ok, '; '.join(map(repr, got)) or 'nothing sent')
+
+
+def statuses(wcs):
+    return [wc_name(w.status) for w in wcs]
+
+
+def case_requester(env):
+    """The requester and completer against hand-made responses."""
+    w = env.wire
+    data = os.urandom(2 * MTU)
+
+    def fresh(**kw):
+        """A QP with no receive posted (its flush would complete too), the data at the MR's
+        start."""
+        q = DeviceQp(env, recvs=0, **kw)
+        q.mr.write(data, len(data), 0)
+        return q
+
+    q = fresh()
+    q.post(e.IBV_WR_SEND, 64)
+    requests('a SEND of 64 bytes: SEND ONLY at the first PSN with AckReq, the data', w.received(),
+             [(SEND_ONLY, SPSN, True, data[:64])])
+    w.send(response(q, ACKNOWLEDGE, SPSN))
+    wcs = q.completions()
+    check('  its ACK completes it: SUCCESS', statuses(wcs) == ['IBV_WC_SUCCESS'], statuses(wcs))
+    w.send(response(q, ACKNOWLEDGE, SPSN))
+    wcs = q.completions()
+    check('  the same ACK again: ignored, no completion', not wcs, statuses(wcs))
+    q.post(e.IBV_WR_RDMA_WRITE, 2 * MTU)
+    first = reth(REMOTE_VA, REMOTE_RKEY, 2 * MTU) + data[:MTU]
+    requests('an RDMA WRITE of 2 KiB: WRITE FIRST (RETH) and LAST, AckReq on the last',
+             w.received(want=2), [(WRITE_FIRST, SPSN + 1, False, first),
+                                  (WRITE_LAST, SPSN + 2, True, data[MTU:])])
+    w.send(response(q, ACKNOWLEDGE, SPSN + 2, msn=2))
+    wcs = q.completions()
+    check('  one ACK at its last PSN completes it', statuses(wcs) == ['IBV_WC_SUCCESS'],
+          statuses(wcs))
+    q.post(e.IBV_WR_RDMA_READ, 200, offset=8192)
+    requests('an RDMA READ of 200 bytes: READ REQUEST, its RETH', w.received(),
+             [(READ_REQUEST, SPSN + 3, True, reth(REMOTE_VA, REMOTE_RKEY, 200))])
+    back = os.urandom(200)
+    w.send(response(q, READ_RESPONSE_ONLY, SPSN + 3, msn=3, payload=back))
+    wcs = q.completions()
+    check('  a READ RESPONSE ONLY completes it, the bytes land',
+          statuses(wcs) == ['IBV_WC_SUCCESS'] and q.mr.read(200, 8192) == back, statuses(wcs))
+    q.close()
+
+    # A plain ACK where the READ's response is due: the response was lost, the READ is sent
+    # again (as for an ACK past it). C completes the READ as a success without its data.
+    q = fresh()
+    q.mr.write(b'\xee' * 200, 200, 8192)
+    q.post(e.IBV_WR_RDMA_READ, 200, offset=8192)
+    w.received()
+    w.send(response(q, ACKNOWLEDGE, SPSN))
+    got, wcs = w.received(), q.completions(0.1)
+    if DRIVER == 'rs':
+        requests('a READ answered with a plain ACK: the READ REQUEST sent again', got,
+                 [(READ_REQUEST, SPSN, True, reth(REMOTE_VA, REMOTE_RKEY, 200))])
+        back = os.urandom(200)
+        w.send(response(q, READ_RESPONSE_ONLY, SPSN, payload=back))
+        wcs = q.completions()
+        check('  its READ RESPONSE then completes it, the bytes land',
+              statuses(wcs) == ['IBV_WC_SUCCESS'] and q.mr.read(200, 8192) == back,
+              statuses(wcs))
+    else:
+        check("a READ answered with a plain ACK: C's known departure, the READ completes "
+              'SUCCESS with none of its data', statuses(wcs) == ['IBV_WC_SUCCESS'] and
+              q.mr.read(200, 8192) == b'\xee' * 200, statuses(wcs))
+    q.close()
+    w.drain()
+
+    # A READ RESPONSE to a SEND: an unexpected opcode, a bad response (C: a fatal error).
+    q = fresh()
+    q.post(e.IBV_WR_SEND, 64)
+    w.received()
+    w.send(response(q, READ_RESPONSE_ONLY, SPSN, payload=b'z' * 64))
+    wcs = q.completions()
+    want = e.IBV_WC_BAD_RESP_ERR if DRIVER == 'rs' else e.IBV_WC_FATAL_ERR
+    check(f'a SEND answered with a READ RESPONSE: {wc_name(want)}, the QP in ERROR' +
+          ('' if DRIVER == 'rs' else " (C's known departure: not IBA's bad response)"),
+          [x.status for x in wcs] == [want] and q.state() == e.IBV_QPS_ERR,
+          f'{statuses(wcs)}, state {q.state()}')
+    q.close()
+    w.drain()
+
+    # A READ RESPONSE longer than the READ: an error, nothing written past the buffer.
+    q = fresh()
+    q.mr.write(b'\xee' * 512, 512, 8192)
+    q.post(e.IBV_WR_RDMA_READ, 200, offset=8192)
+    w.received()
+    w.send(response(q, READ_RESPONSE_ONLY, SPSN, payload=os.urandom(300)))
+    wcs = q.completions()
+    check('a READ RESPONSE of 300 bytes to a READ of 200: the READ completes in error, '
+          'nothing written past its 200 bytes',
+          len(wcs) == 1 and wcs[0].status != e.IBV_WC_SUCCESS and
+          q.mr.read(312, 8192 + 200) == b'\xee' * 312, statuses(wcs))
+    q.close()
+
+    # NAK codes (IBA 9.7.5.2.2), each to its completion status; the QP to ERROR.
+    for code, status in ((NAK_INV_REQ, e.IBV_WC_REM_INV_REQ_ERR),
+                         (NAK_REM_ACC, e.IBV_WC_REM_ACCESS_ERR),
+                         (NAK_REM_OP, e.IBV_WC_REM_OP_ERR)):
+        q = fresh()
+        q.post(e.IBV_WR_SEND, 64)
+        w.received()
+        w.send(response(q, ACKNOWLEDGE, SPSN, syndrome=code, msn=0))
+        wcs = q.completions()
+        check(f'a SEND answered with NAK {code:#x}: {wc_name(status)}, the QP in ERROR',
+              [x.status for x in wcs] == [status] and q.state() == e.IBV_QPS_ERR,
+              f'{statuses(wcs)}, state {q.state()}')
+        q.close()
+        w.drain()
+
+    # RNR NAK: the SEND again after the timer, the same PSN and bytes.
+    q = fresh()
+    q.post(e.IBV_WR_SEND, 64)
+    w.received()
+    w.send(response(q, ACKNOWLEDGE, SPSN, syndrome=0x20 | 1, msn=0))
+    requests('a SEND answered with RNR NAK (0.01 ms): sent again, the same PSN and bytes',
+             w.received(), [(SEND_ONLY, SPSN, True, data[:64])])
+    w.send(response(q, ACKNOWLEDGE, SPSN))
+    wcs = q.completions()
+    check('  then its ACK completes it', statuses(wcs) == ['IBV_WC_SUCCESS'], statuses(wcs))
+    q.close()
+    w.drain()
+
+    # PSN sequence NAK at the second of two SENDs: the first is acknowledged by it, the second
+    # sent again.
+    q = fresh()
+    q.post(e.IBV_WR_SEND, 64, wr_id=1)
+    q.post(e.IBV_WR_SEND, 64, offset=64, wr_id=2)
+    w.received(want=2)
+    w.send(response(q, ACKNOWLEDGE, SPSN + 1, syndrome=NAK_PSN_SEQ, msn=1))
+    requests('two SENDs, a PSN sequence NAK at the second: the second sent again',
+             w.received(), [(SEND_ONLY, SPSN + 1, True, data[64:128])])
+    w.send(response(q, ACKNOWLEDGE, SPSN + 1, msn=2))
+    wcs = q.completions()
+    check('  both complete, in order', [(x.wr_id, x.status) for x in wcs] ==
+          [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_SUCCESS)], statuses(wcs))
+    q.close()
+    w.drain()
+
+    # Retries run out: retry_cnt 1 is one retransmission, then RETRY_EXC_ERR.
+    q = fresh(retry_cnt=1, timeout=10)
+    q.post(e.IBV_WR_SEND, 64)
+    got = w.received(timeout=1.5, want=5)
+    wcs = q.completions(1.0)
+    check('a SEND never answered, retry_cnt 1: sent twice, then IBV_WC_RETRY_EXC_ERR',
+          [(g.opcode, g.psn) for g in got] == [(SEND_ONLY, SPSN)] * 2 and
+          [x.status for x in wcs] == [e.IBV_WC_RETRY_EXC_ERR],
+          f'{len(got)} sent, {statuses(wcs)}')
+    q.close()
+
+
 def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
-    for case in (case_dropped, case_sequence, case_operations, case_class_c):
+    for case in (case_dropped, case_sequence, case_operations, case_class_c, case_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
