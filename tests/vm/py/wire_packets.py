@@ -16,13 +16,15 @@ answers. The device as the responder:
     opcode, PSN, syndrome and MSN, and the data where it belongs; a duplicate READ executed
     again, a duplicate atomic answered from its saved result, not executed twice;
   - PSN sequence errors (one NAK, then silence), a duplicate re-acknowledged, RNR NAK;
+  - a SEND with its MIDDLE lost, immediate data, rights the QP does not grant;
   - class C errors (a bad rkey, va + len past 2^64, a READ beyond the MR, a WRITE's payload
     other than its RETH length, a middle packet without a first, a misaligned atomic, a SEND
-    longer than its receive buffer): the NAK code, and the QP in ERROR.
+    longer than its receive buffer): the NAK code, and the QP in ERROR;
+  - a UD datagram landing after its GRH, another Q_Key's dropped.
 The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes; ACKs, a READ
 response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
-sending again; retries running out; a READ response longer than its READ, a READ answered by a
-plain ACK, a READ response to a SEND.
+sending again; retries running out; a READ's MIDDLE response lost; a READ response longer than
+its READ, a READ answered by a plain ACK, a READ response to a SEND.
 C's known departures are expected of C, and said so: a SEND longer than its receive NAKed
 remote operational error (not invalid request); a READ answered by a plain ACK completed as a
 success without its data; a READ response to a SEND completed FATAL_ERR (not BAD_RESP_ERR).
@@ -55,7 +57,9 @@ REMOTE_VA, REMOTE_RKEY = 0x7000_0000_1000, 0x1234  # the peer's memory: here, no
 MTU = 1024
 PKEY = 0xffff
 # Opcodes (IBA table 38), RC unless said.
+SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY_IMM = 0x00, 0x01, 0x02, 0x05
 SEND_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST = 0x04, 0x06, 0x07, 0x08
+READ_RESPONSE_FIRST, READ_RESPONSE_MIDDLE, READ_RESPONSE_LAST = 0x0d, 0x0e, 0x0f
 WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
 ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, FETCH_ADD = 0x11, 0x12, 0x14
 UD_SEND_ONLY = 0x64
@@ -175,17 +179,18 @@ class DeviceQp:
     received, SPSN sent), with a 64 KiB MR open to every remote access and `recvs` receives of
     `recv_len` bytes posted."""
 
-    def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14):
+    def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14,
+                 access=LW | RW | RR | RA, rd_atomic=4):
         self.env = env
         self.cq = CQ(env.ctx, 32, None, None, 0)
         cap = QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
         self.qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, cap=cap))
         attr = QPAttr(port_num=1)
-        attr.qp_access_flags = LW | RW | RR | RA
+        attr.qp_access_flags = access
         attr.path_mtu = e.IBV_MTU_1024
         attr.dest_qp_num = PEER_QPN
         attr.rq_psn, attr.sq_psn = PSN, SPSN
-        attr.max_dest_rd_atomic = attr.max_rd_atomic = 4
+        attr.max_dest_rd_atomic = attr.max_rd_atomic = rd_atomic
         attr.min_rnr_timer, attr.timeout = MIN_RNR_TIMER, timeout
         attr.retry_cnt, attr.rnr_retry = retry_cnt, 7
         gr = GlobalRoute(dgid=env.peer_gid, sgid_index=env.gid_index)
@@ -375,6 +380,92 @@ def case_operations(env):
     r.close()
 
 
+def case_messages(env):
+    """Multi-packet SENDs, immediate data, rights the QP does not grant."""
+    w = env.wire
+    r = DeviceQp(env, recvs=2)
+    parts = [os.urandom(MTU), os.urandom(MTU), os.urandom(100)]
+    w.send(packet(bth(SEND_FIRST, r.qpn, PSN, ack_req=False), parts[0]))
+    w.send(packet(bth(SEND_LAST, r.qpn, PSN + 2), parts[2]))
+    one_reply('SEND FIRST, then LAST with the MIDDLE missing: NAK PSN sequence error at the '
+              'MIDDLE\'s PSN', w.replies(), ACKNOWLEDGE, PSN + 1, syndrome=NAK_PSN_SEQ)
+    w.send(packet(bth(SEND_MIDDLE, r.qpn, PSN + 1, ack_req=False), parts[1]))
+    w.send(packet(bth(SEND_LAST, r.qpn, PSN + 2), parts[2]))
+    one_reply('  the MIDDLE and LAST sent again: ACK at the LAST, MSN 1', w.replies(),
+              ACKNOWLEDGE, PSN + 2, msn=1)
+    wcs = r.completions()
+    check('  one receive of 2,148 bytes, the message whole',
+          [(x.status, x.byte_len) for x in wcs] == [(e.IBV_WC_SUCCESS, 2 * MTU + 100)] and
+          r.mr.read(2 * MTU + 100, 32768) == b''.join(parts),
+          [(wc_name(x.status), x.byte_len) for x in wcs])
+    w.send(packet(bth(SEND_ONLY_IMM, r.qpn, PSN + 3) + struct.pack('!I', 0xdeadbeef),
+                  b'i' * 16))
+    one_reply('SEND ONLY with immediate: ACK, MSN 2', w.replies(), ACKNOWLEDGE, PSN + 3, msn=2)
+    wcs = r.completions()
+    check('  the receive completes with the immediate data',
+          len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+          wcs[0].wc_flags & e.IBV_WC_WITH_IMM and
+          socket.ntohl(wcs[0].imm_data) == 0xdeadbeef,
+          [(wc_name(x.status), x.wc_flags, hex(x.imm_data)) for x in wcs])
+    r.close()
+    # Rights the QP does not grant (C check_op_valid): class C, invalid request.
+    for what, access, rd_atomic, pkt in (
+            ('an RDMA WRITE to a QP without REMOTE_WRITE', LW | RR | RA, 4,
+             lambda r: packet(bth(WRITE_ONLY, r.qpn, PSN) + reth(r.mr.buf, r.mr.rkey, 64),
+                              b'w' * 64)),
+            ('an RDMA READ to a QP with max_dest_rd_atomic 0', LW | RW | RR | RA, 0,
+             lambda r: packet(bth(READ_REQUEST, r.qpn, PSN) + reth(r.mr.buf, r.mr.rkey, 64)))):
+        r = DeviceQp(env, access=access, rd_atomic=rd_atomic)
+        w.send(pkt(r))
+        one_reply(f'{what}: NAK {NAK_INV_REQ:#x}', w.replies(), ACKNOWLEDGE, PSN,
+                  syndrome=NAK_INV_REQ)
+        check('  the responder QP in ERROR', r.state() == e.IBV_QPS_ERR, f'state {r.state()}')
+        r.close()
+        w.drain()
+
+
+def case_ud(env):
+    """A UD QP: a datagram with its Q_Key lands after its GRH; another Q_Key is dropped."""
+    w = env.wire
+    qkey = 0x11111111
+    cq = CQ(env.ctx, 8, None, None, 0)
+    cap = QPCap(max_send_wr=2, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, cap=cap))
+    attr = QPAttr(port_num=1)
+    attr.qkey, attr.sq_psn = qkey, 0
+    qp.to_rts(attr)
+    mr = env.mr
+    mr.write(bytes(65536), 65536)
+    for i in range(2):
+        qp.post_recv(RecvWR(wr_id=i, num_sge=1,
+                            sg=[SGE(mr.buf + 32768 + i * 4096, 40 + 256, mr.lkey)]))
+    data = os.urandom(64)
+    w.send(packet(bth(UD_SEND_ONLY, qp.qp_num, 5, ack_req=False) +
+                  struct.pack('!II', qkey ^ 1, PEER_QPN), data))
+    time.sleep(0.3)
+    n, wcs = cq.poll(4)
+    check('a UD SEND with another Q_Key: dropped', n == 0, f'{n} completions')
+    sent = packet(bth(UD_SEND_ONLY, qp.qp_num, 6, ack_req=False) +
+                  struct.pack('!II', qkey, PEER_QPN), data)
+    w.send(sent)
+    time.sleep(0.3)
+    n, wcs = cq.poll(4)
+    wc = wcs[0] if n == 1 else None
+    check('a UD SEND with its Q_Key: one receive of 40 + 64 bytes from the peer QP, with a GRH',
+          wc is not None and wc.status == e.IBV_WC_SUCCESS and wc.byte_len == 104 and
+          wc.src_qp == PEER_QPN and wc.wc_flags & e.IBV_WC_GRH,
+          [(wc_name(x.status), x.byte_len, hex(x.src_qp), x.wc_flags) for x in wcs[:n]])
+    grh = mr.read(40, 32768)
+    # The IPv4 header in the GRH's last 20 bytes (its checksum is the kernel's: not compared).
+    check('  the IPv4 header in the GRH\'s last 20 bytes, then the data',
+          grh[20:30] == sent[:10] and grh[32:40] == sent[12:20] and
+          mr.read(64, 32768 + 40) == data, grh.hex())
+    replies = w.replies(timeout=0.2)
+    check('  no answer on the wire', not replies, f'{len(replies)} packets')
+    qp.close()
+    cq.close()
+
+
 def case_class_c(env):
     """Class C errors: a NAK with the code, the QP to ERROR."""
     w = env.wire
@@ -487,6 +578,26 @@ def case_requester(env):
           statuses(wcs) == ['IBV_WC_SUCCESS'] and q.mr.read(200, 8192) == back, statuses(wcs))
     q.close()
 
+    # A READ of three responses whose MIDDLE is lost: the READ is sent again for the bytes
+    # missing (as C's req_retry: at the MIDDLE's PSN, its RETH moved on), then completes whole.
+    q = fresh()
+    q.mr.write(b'\xee' * 3000, 3000, 8192)
+    q.post(e.IBV_WR_RDMA_READ, 3000, offset=8192)
+    w.received()
+    back = os.urandom(3000)
+    w.send(response(q, READ_RESPONSE_FIRST, SPSN, payload=back[:MTU]))
+    w.send(response(q, READ_RESPONSE_LAST, SPSN + 2, payload=back[2 * MTU:]))
+    requests('a READ of 3,000 bytes, its MIDDLE response lost: a READ REQUEST for the last '
+             '1,976 bytes at the MIDDLE\'s PSN', w.received(),
+             [(READ_REQUEST, SPSN + 1, True, reth(REMOTE_VA + MTU, REMOTE_RKEY, 3000 - MTU))])
+    w.send(response(q, READ_RESPONSE_FIRST, SPSN + 1, payload=back[MTU:2 * MTU]))
+    w.send(response(q, READ_RESPONSE_LAST, SPSN + 2, payload=back[2 * MTU:]))
+    wcs = q.completions()
+    check('  its responses complete it, the 3,000 bytes whole',
+          statuses(wcs) == ['IBV_WC_SUCCESS'] and q.mr.read(3000, 8192) == back, statuses(wcs))
+    q.close()
+    w.drain()
+
     # A plain ACK where the READ's response is due: the response was lost, the READ is sent
     # again (as for an ACK past it). C completes the READ as a success without its data.
     q = fresh()
@@ -597,7 +708,8 @@ def case_requester(env):
 def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
-    for case in (case_dropped, case_sequence, case_operations, case_class_c, case_requester):
+    for case in (case_dropped, case_sequence, case_operations, case_messages, case_ud,
+                 case_class_c, case_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
