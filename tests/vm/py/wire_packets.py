@@ -20,13 +20,15 @@ answers. The device as the responder:
   - class C errors (a bad rkey, va + len past 2^64, a READ beyond the MR, a WRITE's payload
     other than its RETH length, a middle packet without a first, a misaligned atomic, a SEND
     longer than its receive buffer): the NAK code, and the QP in ERROR;
-  - a UD datagram landing after its GRH, another Q_Key's dropped.
+  - a UD datagram landing after its GRH, another Q_Key's dropped;
+  - on UC, a message with a packet lost dropped whole and unanswered, the next one taken.
 The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes; ACKs, a READ
 response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
 sending again; retries running out; a READ's MIDDLE response lost; a READ response longer than
 its READ, a READ answered by a plain ACK, a READ response to a SEND.
 C's known departures are expected of C, and said so: a SEND longer than its receive NAKed
-remote operational error (not invalid request); a READ answered by a plain ACK completed as a
+remote operational error (not invalid request); on UC, the message after one with a packet
+lost dropped when it starts right after the gap; a READ answered by a plain ACK completed as a
 success without its data; a READ response to a SEND completed FATAL_ERR (not BAD_RESP_ERR).
 Every check prints "ok   ..." or "FAIL ..."; the exit status is 1 if one failed.
 """
@@ -58,6 +60,7 @@ MTU = 1024
 PKEY = 0xffff
 # Opcodes (IBA table 38), RC unless said.
 SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY_IMM = 0x00, 0x01, 0x02, 0x05
+UC = 0x20  # UC opcodes: RC's + 0x20
 SEND_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST = 0x04, 0x06, 0x07, 0x08
 READ_RESPONSE_FIRST, READ_RESPONSE_MIDDLE, READ_RESPONSE_LAST = 0x0d, 0x0e, 0x0f
 WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
@@ -180,11 +183,11 @@ class DeviceQp:
     `recv_len` bytes posted."""
 
     def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14,
-                 access=LW | RW | RR | RA, rd_atomic=4):
+                 access=LW | RW | RR | RA, rd_atomic=4, qp_type=e.IBV_QPT_RC):
         self.env = env
         self.cq = CQ(env.ctx, 32, None, None, 0)
         cap = QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
-        self.qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, cap=cap))
+        self.qp = QP(env.pd, QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap))
         attr = QPAttr(port_num=1)
         attr.qp_access_flags = access
         attr.path_mtu = e.IBV_MTU_1024
@@ -466,6 +469,38 @@ def case_ud(env):
     cq.close()
 
 
+def case_uc(env):
+    """A UC QP: a message with a packet lost is dropped whole, unanswered; the next lands."""
+    w = env.wire
+    r = DeviceQp(env, qp_type=e.IBV_QPT_UC, access=LW | RW)
+    first, last = os.urandom(MTU), os.urandom(MTU)
+    w.send(packet(bth(UC | WRITE_FIRST, r.qpn, PSN, ack_req=False) +
+                  reth(r.mr.buf, r.mr.rkey, 3 * MTU), first))
+    w.send(packet(bth(UC | WRITE_LAST, r.qpn, PSN + 2, ack_req=False), last))
+    replies = w.replies(timeout=0.3)
+    check('UC WRITE FIRST, then LAST with the MIDDLE lost: no answer, nothing of the LAST '
+          'written', not replies and r.mr.read(MTU, 2 * MTU) == bytes(MTU),
+          f'{len(replies)} packets')
+    w.send(packet(bth(UC | SEND_ONLY, r.qpn, PSN + 3, ack_req=False), b'u' * 32))
+    time.sleep(0.3)
+    wcs = r.completions()
+    if DRIVER == 'rs':
+        check('  the next message, a SEND: received whole',
+              [(x.status, x.byte_len) for x in wcs] == [(e.IBV_WC_SUCCESS, 32)] and
+              r.mr.read(32, 32768) == b'u' * 32, [(wc_name(x.status), x.byte_len) for x in wcs])
+    else:
+        # rxe_resp.c do_class_d1e_error: "This packet may be the start of a new message and
+        # could be valid", then RESPST_CLEANUP drops it.
+        check("  the next message, a SEND: C's known departure, dropped too (its class D1 "
+              'drops the packet that starts it)', not wcs, statuses(wcs))
+    w.send(packet(bth(UC | SEND_ONLY, r.qpn, PSN + 4, ack_req=False), b'v' * 32))
+    wcs = r.completions()
+    check('  a SEND with no receive posted: dropped, no answer, the QP still RTS',
+          not wcs and not w.replies(timeout=0.2) and r.state() == e.IBV_QPS_RTS,
+          f'{statuses(wcs)}, state {r.state()}')
+    r.close()
+
+
 def case_class_c(env):
     """Class C errors: a NAK with the code, the QP to ERROR."""
     w = env.wire
@@ -709,7 +744,7 @@ def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
     for case in (case_dropped, case_sequence, case_operations, case_messages, case_ud,
-                 case_class_c, case_requester):
+                 case_uc, case_class_c, case_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
