@@ -69,6 +69,8 @@ UD_SEND_ONLY = 0x64
 # AETH syndromes (IBA 9.7.5.1): ACK 000xxxxx, RNR NAK 001ttttt, NAK 011ccccc.
 NAK_PSN_SEQ, NAK_INV_REQ, NAK_REM_ACC, NAK_REM_OP = 0x60, 0x61, 0x62, 0x63
 MIN_RNR_TIMER = 12
+# Waits for the device, longer on the debug kernel (KASAN, lockdep: a packet takes ms there).
+SLOW = 5 if os.environ.get('VARIANT') == 'debug' else 1
 LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
                   e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -156,6 +158,7 @@ class Wire:
         """RoCEv2 packets from the device (from LOCAL_IP to UDP 4791), each a Received, until
         `want` came or `timeout` passed since the last."""
         got = []
+        timeout *= SLOW
         deadline = time.monotonic() + timeout
         while len(got) < want:
             left = deadline - time.monotonic()
@@ -219,7 +222,7 @@ class DeviceQp:
 
     def completions(self, timeout=0.3):
         wcs = []
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * SLOW
         while time.monotonic() < deadline:
             n, got = self.cq.poll(16)
             wcs += got[:n] if n else []
@@ -445,13 +448,13 @@ def case_ud(env):
     data = os.urandom(64)
     w.send(packet(bth(UD_SEND_ONLY, qp.qp_num, 5, ack_req=False) +
                   struct.pack('!II', qkey ^ 1, PEER_QPN), data))
-    time.sleep(0.3)
+    time.sleep(0.3 * SLOW)
     n, wcs = cq.poll(4)
     check('a UD SEND with another Q_Key: dropped', n == 0, f'{n} completions')
     sent = packet(bth(UD_SEND_ONLY, qp.qp_num, 6, ack_req=False) +
                   struct.pack('!II', qkey, PEER_QPN), data)
     w.send(sent)
-    time.sleep(0.3)
+    time.sleep(0.3 * SLOW)
     n, wcs = cq.poll(4)
     wc = wcs[0] if n == 1 else None
     check('a UD SEND with its Q_Key: one receive of 40 + 64 bytes from the peer QP, with a GRH',
@@ -482,7 +485,7 @@ def case_uc(env):
           'written', not replies and r.mr.read(MTU, 2 * MTU) == bytes(MTU),
           f'{len(replies)} packets')
     w.send(packet(bth(UC | SEND_ONLY, r.qpn, PSN + 3, ack_req=False), b'u' * 32))
-    time.sleep(0.3)
+    time.sleep(0.3 * SLOW)
     wcs = r.completions()
     if DRIVER == 'rs':
         check('  the next message, a SEND: received whole',
