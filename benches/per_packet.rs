@@ -305,6 +305,9 @@ fn header_rows(b: &mut Bench) {
     b.run("Packet::check_layout (3 pieces, 1 KiB)", None, |_| {
         Packet::check_layout(black_box(&pieces)).map(|(bth, _)| bth.psn)
     });
+    b.run("Packet::route (3 pieces, 1 KiB)", None, |_| {
+        Packet::route(black_box(&pieces)).map(|r| r.qpn)
+    });
     b.run("ICRC verify, accelerated, 3 pieces, 1 KiB", None, |_| {
         icrc::verify_parts(
             accelerated,

@@ -16,7 +16,8 @@ answers. The device as the responder:
     opcode, PSN, syndrome and MSN, and the data where it belongs; a duplicate READ executed
     again, a duplicate atomic answered from its saved result, not executed twice;
   - PSN sequence errors (one NAK, then silence), a duplicate re-acknowledged, RNR NAK;
-  - a SEND with its MIDDLE lost, immediate data, rights the QP does not grant;
+  - a SEND with its MIDDLE lost, immediate data (SEND, WRITE), zero-length RDMA with a bogus
+    rkey (C9-88), CMP_SWAP both ways, rights the QP does not grant;
   - class C errors (a bad rkey, va + len past 2^64, a READ beyond the MR, a WRITE's payload
     other than its RETH length, a middle packet without a first, a misaligned atomic, a SEND
     longer than its receive buffer): the NAK code, and the QP in ERROR;
@@ -24,8 +25,9 @@ answers. The device as the responder:
   - on UC, a message with a packet lost dropped whole and unanswered, the next one taken.
 The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes; ACKs, a READ
 response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
-sending again; retries running out; a READ's MIDDLE response lost; a READ response longer than
-its READ, a READ answered by a plain ACK, a READ response to a SEND.
+sending again (a WRITE from its MIDDLE); retries running out; an atomic's original value; a
+READ's MIDDLE response lost; a READ response longer than its READ, a READ answered by a plain
+ACK, a READ response to a SEND.
 C's known departures are expected of C, and said so: a SEND longer than its receive NAKed
 remote operational error (not invalid request); on UC, the message after one with a packet
 lost dropped when it starts right after the gap; a READ answered by a plain ACK completed as a
@@ -64,7 +66,8 @@ UC = 0x20  # UC opcodes: RC's + 0x20
 SEND_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST = 0x04, 0x06, 0x07, 0x08
 READ_RESPONSE_FIRST, READ_RESPONSE_MIDDLE, READ_RESPONSE_LAST = 0x0d, 0x0e, 0x0f
 WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
-ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, FETCH_ADD = 0x11, 0x12, 0x14
+ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, COMPARE_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
+WRITE_ONLY_IMM = 0x0b
 UD_SEND_ONLY = 0x64
 # AETH syndromes (IBA 9.7.5.1): ACK 000xxxxx, RNR NAK 001ttttt, NAK 011ccccc.
 NAK_PSN_SEQ, NAK_INV_REQ, NAK_REM_ACC, NAK_REM_OP = 0x60, 0x61, 0x62, 0x63
@@ -389,7 +392,7 @@ def case_operations(env):
 def case_messages(env):
     """Multi-packet SENDs, immediate data, rights the QP does not grant."""
     w = env.wire
-    r = DeviceQp(env, recvs=2)
+    r = DeviceQp(env, recvs=3)
     parts = [os.urandom(MTU), os.urandom(MTU), os.urandom(100)]
     w.send(packet(bth(SEND_FIRST, r.qpn, PSN, ack_req=False), parts[0]))
     w.send(packet(bth(SEND_LAST, r.qpn, PSN + 2), parts[2]))
@@ -413,6 +416,37 @@ def case_messages(env):
           wcs[0].wc_flags & e.IBV_WC_WITH_IMM and
           socket.ntohl(wcs[0].imm_data) == 0xdeadbeef,
           [(wc_name(x.status), x.wc_flags, hex(x.imm_data)) for x in wcs])
+    data = os.urandom(32)
+    w.send(packet(bth(WRITE_ONLY_IMM, r.qpn, PSN + 4) + reth(r.mr.buf + 256, r.mr.rkey, 32) +
+                  struct.pack('!I', 0x1234abcd), data))
+    one_reply('RDMA WRITE ONLY with immediate: ACK, MSN 3', w.replies(), ACKNOWLEDGE, PSN + 4,
+              msn=3)
+    wcs = r.completions()
+    check('  the bytes land and a receive completes RECV_RDMA_WITH_IMM with the immediate, '
+          'length 32', len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+          wcs[0].opcode == e.IBV_WC_RECV_RDMA_WITH_IMM and wcs[0].byte_len == 32 and
+          socket.ntohl(wcs[0].imm_data) == 0x1234abcd and r.mr.read(32, 256) == data,
+          [(wc_name(x.status), x.opcode, x.byte_len, hex(x.imm_data)) for x in wcs])
+    # C9-88: a zero-length RDMA needs no valid rkey or address.
+    w.send(packet(bth(WRITE_ONLY, r.qpn, PSN + 5) + reth(0xdead0000, 0x777, 0)))
+    one_reply('a zero-length RDMA WRITE with a bogus rkey and address: ACK (C9-88)',
+              w.replies(), ACKNOWLEDGE, PSN + 5)
+    w.send(packet(bth(READ_REQUEST, r.qpn, PSN + 6) + reth(0xdead0000, 0x777, 0)))
+    rep = one_reply('a zero-length RDMA READ with a bogus rkey and address: READ RESPONSE ONLY '
+                    'of no bytes', w.replies(), READ_RESPONSE_ONLY, PSN + 6)
+    check('  empty, the QP still RTS', rep is not None and rep[4] == b'' and
+          r.state() == e.IBV_QPS_RTS, f'state {r.state()}')
+    r.mr.write(struct.pack('<Q', 7), 8, 8192)
+    for swap_when, compare, orig, after in (('equal', 7, 7, 99), ('different', 8, 99, 99)):
+        psn = PSN + (7 if swap_when == 'equal' else 8)
+        w.send(packet(bth(COMPARE_SWAP, r.qpn, psn) +
+                      struct.pack('!QIQQ', r.mr.buf + 8192, r.mr.rkey, 99, compare)))
+        rep = one_reply(f'CMP_SWAP, compare {swap_when}: ATOMIC ACKNOWLEDGE', w.replies(),
+                        ATOMIC_ACKNOWLEDGE, psn)
+        check(f'  the original value {orig}, the MR holds {after}',
+              rep is not None and rep[4][:8] == struct.pack('!Q', orig) and
+              r.mr.read(8, 8192) == struct.pack('<Q', after),
+              f'{rep[4][:8].hex() if rep else "-"}, MR {r.mr.read(8, 8192).hex()}')
     r.close()
     # Rights the QP does not grant (C check_op_valid): class C, invalid request.
     for what, access, rd_atomic, pkt in (
@@ -587,6 +621,15 @@ def case_requester(env):
         q.mr.write(data, len(data), 0)
         return q
 
+    def posted(opcode, length, canary=0):
+        """A fresh QP with one WR of `length` bytes posted (a READ's into offset 8192, over
+        `canary` bytes of 0xee), its request taken off the wire."""
+        q = fresh()
+        q.mr.write(b'\xee' * canary, canary, 8192)
+        q.post(opcode, length, offset=8192 if opcode == e.IBV_WR_RDMA_READ else 0)
+        w.received()
+        return q
+
     q = fresh()
     q.post(e.IBV_WR_SEND, 64)
     requests('a SEND of 64 bytes: SEND ONLY at the first PSN with AckReq, the data', w.received(),
@@ -618,10 +661,7 @@ def case_requester(env):
 
     # A READ of three responses whose MIDDLE is lost: the READ is sent again for the bytes
     # missing (as C's req_retry: at the MIDDLE's PSN, its RETH moved on), then completes whole.
-    q = fresh()
-    q.mr.write(b'\xee' * 3000, 3000, 8192)
-    q.post(e.IBV_WR_RDMA_READ, 3000, offset=8192)
-    w.received()
+    q = posted(e.IBV_WR_RDMA_READ, 3000, canary=3000)
     back = os.urandom(3000)
     w.send(response(q, READ_RESPONSE_FIRST, SPSN, payload=back[:MTU]))
     w.send(response(q, READ_RESPONSE_LAST, SPSN + 2, payload=back[2 * MTU:]))
@@ -638,10 +678,7 @@ def case_requester(env):
 
     # A plain ACK where the READ's response is due: the response was lost, the READ is sent
     # again (as for an ACK past it). C completes the READ as a success without its data.
-    q = fresh()
-    q.mr.write(b'\xee' * 200, 200, 8192)
-    q.post(e.IBV_WR_RDMA_READ, 200, offset=8192)
-    w.received()
+    q = posted(e.IBV_WR_RDMA_READ, 200, canary=200)
     w.send(response(q, ACKNOWLEDGE, SPSN))
     got, wcs = w.received(), q.completions(0.1)
     if DRIVER == 'rs':
@@ -661,9 +698,7 @@ def case_requester(env):
     w.drain()
 
     # A READ RESPONSE to a SEND: an unexpected opcode, a bad response (C: a fatal error).
-    q = fresh()
-    q.post(e.IBV_WR_SEND, 64)
-    w.received()
+    q = posted(e.IBV_WR_SEND, 64)
     w.send(response(q, READ_RESPONSE_ONLY, SPSN, payload=b'z' * 64))
     wcs = q.completions()
     want = e.IBV_WC_BAD_RESP_ERR if DRIVER == 'rs' else e.IBV_WC_FATAL_ERR
@@ -675,10 +710,7 @@ def case_requester(env):
     w.drain()
 
     # A READ RESPONSE longer than the READ: an error, nothing written past the buffer.
-    q = fresh()
-    q.mr.write(b'\xee' * 512, 512, 8192)
-    q.post(e.IBV_WR_RDMA_READ, 200, offset=8192)
-    w.received()
+    q = posted(e.IBV_WR_RDMA_READ, 200, canary=512)
     w.send(response(q, READ_RESPONSE_ONLY, SPSN, payload=os.urandom(300)))
     wcs = q.completions()
     check('a READ RESPONSE of 300 bytes to a READ of 200: the READ completes in error, '
@@ -691,9 +723,7 @@ def case_requester(env):
     for code, status in ((NAK_INV_REQ, e.IBV_WC_REM_INV_REQ_ERR),
                          (NAK_REM_ACC, e.IBV_WC_REM_ACCESS_ERR),
                          (NAK_REM_OP, e.IBV_WC_REM_OP_ERR)):
-        q = fresh()
-        q.post(e.IBV_WR_SEND, 64)
-        w.received()
+        q = posted(e.IBV_WR_SEND, 64)
         w.send(response(q, ACKNOWLEDGE, SPSN, syndrome=code, msn=0))
         wcs = q.completions()
         check(f'a SEND answered with NAK {code:#x}: {wc_name(status)}, the QP in ERROR',
@@ -703,9 +733,7 @@ def case_requester(env):
         w.drain()
 
     # RNR NAK: the SEND again after the timer, the same PSN and bytes.
-    q = fresh()
-    q.post(e.IBV_WR_SEND, 64)
-    w.received()
+    q = posted(e.IBV_WR_SEND, 64)
     w.send(response(q, ACKNOWLEDGE, SPSN, syndrome=0x20 | 1, msn=0))
     requests('a SEND answered with RNR NAK (0.01 ms): sent again, the same PSN and bytes',
              w.received(), [(SEND_ONLY, SPSN, True, data[:64])])
@@ -728,6 +756,39 @@ def case_requester(env):
     wcs = q.completions()
     check('  both complete, in order', [(x.wr_id, x.status) for x in wcs] ==
           [(1, e.IBV_WC_SUCCESS), (2, e.IBV_WC_SUCCESS)], statuses(wcs))
+    q.close()
+    w.drain()
+
+    # A PSN sequence NAK inside a three-packet WRITE: sent again from that PSN, with the
+    # MIDDLE's opcode and bytes (C req_retry).
+    q = fresh()
+    q.post(e.IBV_WR_RDMA_WRITE, 2 * MTU + 100)
+    w.received(want=3)
+    w.send(response(q, ACKNOWLEDGE, SPSN + 1, syndrome=NAK_PSN_SEQ, msn=0))
+    requests('a WRITE of 2,148 bytes NAKed for a sequence error at its MIDDLE: the MIDDLE and '
+             'LAST sent again', w.received(want=2),
+             [(WRITE_MIDDLE, SPSN + 1, False, data[MTU:2 * MTU]),
+              (WRITE_LAST, SPSN + 2, True, bytes(100))])
+    w.send(response(q, ACKNOWLEDGE, SPSN + 2))
+    wcs = q.completions()
+    check('  then its ACK completes it', statuses(wcs) == ['IBV_WC_SUCCESS'], statuses(wcs))
+    q.close()
+    w.drain()
+
+    # An atomic answered: the original value lands in the WR's buffer.
+    q = fresh()
+    wr = SendWR(wr_id=9, opcode=e.IBV_WR_ATOMIC_FETCH_AND_ADD, num_sge=1,
+                sg=[SGE(q.mr.buf + 8192, 8, q.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_atomic(REMOTE_RKEY, REMOTE_VA, 5, 0)
+    q.qp.post_send(wr)
+    requests('a FETCH_ADD of 5: its AtomicETH', w.received(),
+             [(FETCH_ADD, SPSN, True, struct.pack('!QIQQ', REMOTE_VA, REMOTE_RKEY, 5, 0))])
+    w.send(packet(bth(ATOMIC_ACKNOWLEDGE, q.qpn, SPSN, ack_req=False) + aeth(0x1f, 1) +
+                  struct.pack('!Q', 0x0102030405060708)))
+    wcs = q.completions()
+    check('  its ATOMIC ACKNOWLEDGE completes it, the original value in its buffer',
+          statuses(wcs) == ['IBV_WC_SUCCESS'] and
+          q.mr.read(8, 8192) == struct.pack('<Q', 0x0102030405060708), statuses(wcs))
     q.close()
     w.drain()
 
