@@ -312,7 +312,7 @@ pub fn check_response(comp_psn: u32, head: &HeadWqe, pkt: &Response) -> Check {
             }
             Check::Ack {
                 comp_psn: psn_add(psn, 1),
-                complete: head.sent && psn == head.last_psn && !read_or_atomic,
+                complete: head.sent && psn == head.last_psn,
             }
         }
         Syndrome::RnrNak { timer } => Check::Rnr {

@@ -65,12 +65,8 @@ impl<'a> Packet<'a> {
     /// What [`Self::parse_parts`] checks, without making the packet: its BTH
     /// and its opcode's row if `parts` would parse.
     pub fn check_layout(parts: &Parts<'_>) -> Result<(Bth, &'static OpcodeInfo), Error> {
-        let head = parts.first();
-        let (bth, info) = Self::parse_bth(head)?;
-        if info.length > head.len() || info.length + ICRC_LEN + usize::from(bth.pad) > parts.len() {
-            return Err(Error::Truncated);
-        }
-        Ok((bth, info))
+        let route = Self::route(parts)?;
+        Ok((Bth::parse(parts.first())?, route.info))
     }
 
     /// [`Self::parse`] of a UDP payload in pieces, whose first piece holds
@@ -122,8 +118,9 @@ impl<'a> Packet<'a> {
 
     /// What the receive path routes a packet by: the opcode's row, the P_Key and the destination
     /// QP, read from the BTH of `parts` (the UDP payload) without parsing the rest of it, once
-    /// [`Self::check_layout`]'s checks pass (the same errors). The engine that takes the packet
-    /// parses it then ([`Self::parse_parts`]).
+    /// the layout holds (opcode, version, headers, pad and ICRC within the bytes; the checks of
+    /// [`Self::check_layout`], which builds on this). The engine that takes the packet parses
+    /// it then ([`Self::parse_parts`]).
     #[inline]
     pub fn route(parts: &Parts<'_>) -> Result<Route, Error> {
         let head = parts.first();
