@@ -40,6 +40,55 @@ pub const fn retransmit_usecs(timeout: u8) -> Option<u32> {
     })
 }
 
+/// Whether a send WQE may complete unseen: an unsignaled SEND or RDMA WRITE, which a plain ACK
+/// completes without a work completion. Nothing the user can observe waits for its ACK: IBA
+/// frees an unsignaled WQE's send queue slot only at a later signaled completion
+/// (`ibv_post_send(3)`), and a read, an atomic, a FLUSH or a local operation is never one.
+pub const fn completes_unseen(mask: WrMask, signaled: bool) -> bool {
+    !signaled
+        && mask.intersects(WrMask::WRITE_OR_SEND)
+        && !mask.intersects(
+            WrMask::ATOMIC_OR_READ
+                .union(WrMask::FLUSH)
+                .union(WrMask::ATOMIC_WRITE)
+                .union(WrMask::LOCAL_OP),
+        )
+}
+
+/// What decides whether the positive ACKs looped back to an RC QP may wait in its ACK ring for
+/// the task's next run (a doorbell, a later signaled completion, the retransmit timer) rather
+/// than each run the task ([`acks_may_wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckWait {
+    /// The QP is in RTS with a retransmit timeout (not 0, infinite): the timer, armed by every
+    /// request sent, runs the task at the latest one timeout after the last.
+    pub rts_with_timer: bool,
+    /// The requester has sent every WQE posted and waits for nothing (an RNR wait, a page
+    /// fault, a window or a fence an ACK would open).
+    pub requester_done: bool,
+    /// `comp.psn` at which the last WQE that must complete promptly is acknowledged (a WQE
+    /// not [`completes_unseen`], a local operation after outstanding packets), if any.
+    pub awaited: Option<u32>,
+    /// The completer's next expected PSN.
+    pub comp_psn: u32,
+}
+
+/// Whether positive ACKs may wait for the task's next run ([`AckWait`]): only when nothing but
+/// unseen completions waits for them. Any other ACK, and every NAK, runs the task as it comes.
+pub const fn acks_may_wait(w: &AckWait) -> bool {
+    w.rts_with_timer
+        && w.requester_done
+        && match w.awaited {
+            Some(psn) => reached(w.comp_psn, psn),
+            None => true,
+        }
+}
+
+/// Whether the completer's `comp_psn` has reached `awaited` (every PSN before it acknowledged).
+pub const fn reached(comp_psn: u32, awaited: u32) -> bool {
+    psn_diff(comp_psn, awaited) >= 0
+}
+
 /// `retry_cnt` / `rnr_retry` value meaning "retry for ever" (IBA 9.7.5.2.8, as C).
 pub const RETRY_INFINITE: u8 = 7;
 

@@ -24,7 +24,7 @@ use crate::proto::{
     comp::{self as decide, Check, Resend, RewindStep},
     hdr::{Aeth, Atmack},
     packet::Packet,
-    packet_ring::REF_HEADER_LEN,
+    packet_ring::{ACK_RING_LEN, REF_HEADER_LEN},
     parts::Parts,
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
@@ -34,6 +34,7 @@ use crate::proto::{
         IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
+use core::sync::atomic::Ordering;
 use kernel::{sync::rcu, sync::Arc};
 
 /// What a response does to the oldest WQE.
@@ -148,6 +149,32 @@ impl QpShared {
             }
             WqeState::Pending | WqeState::Processing if eng.comp.timeout => self.on_timeout(eng),
             _ => false,
+        }
+    }
+
+    /// The QP leaves RTS (`modify_qp`): positive ACKs left in the ACK ring for the task's next
+    /// run ([`QpShared::acks_quiet`]) are taken now, in the state they came in, so that a WQE
+    /// they acknowledged is not flushed; from here every ACK runs the task.
+    pub(crate) fn take_waiting_acks(self: &Arc<Self>, eng: &mut Engine) {
+        if !self.acks_quiet.load(Ordering::Relaxed) {
+            return;
+        }
+        self.ack_ring
+            .with(|_| self.acks_quiet.store(false, Ordering::Relaxed));
+        // A response waiting for pages is older than the ring's ACKs: they wait for it.
+        if eng.comp.paused.is_some() || eng.comp.fault == FaultWait::Waiting {
+            return;
+        }
+        let rcu = rcu::read_lock();
+        for _ in 0..ACK_RING_LEN {
+            let Some(ack) = self.ack_ring.with(|r| r.pop()) else {
+                break;
+            };
+            let before = eng.comp.psn;
+            if let Ok(pkt) = Packet::parse(ack.bytes()) {
+                self.handle_packet(eng, &rcu, &pkt);
+            }
+            self.response_progress(eng, before);
         }
     }
 

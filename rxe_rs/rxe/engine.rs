@@ -255,6 +255,9 @@ pub(crate) struct ReqState {
     pub(crate) sq_draining: bool,
     /// Waiting for pages of an ODP MR the next packet gathers from.
     pub(crate) fault: FaultWait,
+    /// `comp.psn` at which the last WQE sent that must complete promptly is acknowledged
+    /// (`proto::comp::AckWait::awaited`); `None` once reached.
+    pub(crate) awaited: Option<u32>,
 }
 
 /// One of a QP's three machines.

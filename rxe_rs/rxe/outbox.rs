@@ -17,10 +17,12 @@ pub(crate) enum OutPacket {
         skb: SkBuff,
         loopback: bool,
     },
-    /// A looped-back packet already in a ring of `to` (`proto::packet_ring`): the QP to wake, and
+    /// A looped-back packet already in a ring of `to` (`proto::packet_ring`): the QP to wake
+    /// (unless `wake` is false: a positive ACK its next run takes, `QpShared::acks_quiet`), and
     /// what the counters count.
     Delivered {
         to: Arc<QpShared>,
+        wake: bool,
         /// The IP packet it stands for, as the byte counters count it.
         wire_len: usize,
     },
@@ -28,14 +30,15 @@ pub(crate) enum OutPacket {
 
 impl OutPacket {
     /// A packet of `len` bytes from its BTH to its ICRC, put into a ring of `to` and addressed
-    /// by `av`.
-    pub(crate) fn delivered(to: Arc<QpShared>, av: &AddressVector, len: usize) -> Self {
+    /// by `av`; `wake`: whether `to`'s task is to run for it.
+    pub(crate) fn delivered(to: Arc<QpShared>, av: &AddressVector, len: usize, wake: bool) -> Self {
         let ip_len = match av.network_type {
             NetworkType::Ipv4 => IPV4_HDR_LEN,
             NetworkType::Ipv6 => IPV6_HDR_LEN,
         };
         Self::Delivered {
             to,
+            wake,
             wire_len: ip_len + UDP_HDR_LEN + len,
         }
     }

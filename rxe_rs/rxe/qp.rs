@@ -144,6 +144,10 @@ pub(crate) struct QpShared {
     pub(crate) resp_pkts: SkbQueue,
     /// Looped-back ACKs for the completer, read before `resp_pkts`.
     pub(crate) ack_ring: Pin<KBox<SharedRing<ACK_LEN, ACK_RING_LEN>>>,
+    /// Positive ACKs put into `ack_ring` need not run the task: its next run takes them
+    /// (`proto::comp::acks_may_wait`). Written under the engine's lock and `ack_ring`'s, read by
+    /// producers under `ack_ring`'s and by the engine under its own.
+    pub(crate) acks_quiet: AtomicBool,
     /// Small looped-back requests for the responder, read before `req_pkts`.
     pub(crate) req_ring: Pin<KBox<SharedRing<REQUEST_LEN, REQUEST_RING_LEN>>>,
     /// Looped-back requests whose payload stays in the sender's MR, read after `req_ring` and
@@ -395,6 +399,7 @@ impl RxeQp {
                 mcast_attached: AtomicU32::new(0),
                 skbs_out: AtomicU32::new(0),
                 need_skb: AtomicBool::new(false),
+                acks_quiet: AtomicBool::new(false),
                 route_cache <- RouteCache::new(),
                 ring_peer: ArcSlot::new(),
                 local_mr: ArcSlot::new(),
@@ -436,6 +441,9 @@ impl RxeQp {
         let mut guard = self.shared.eng.lock();
         let old_state = state(guard.attrs.qp_state);
         let (pri_av, alt_av) = self.check_modify(&guard, attr, mask)?;
+        if mask & IB_QP_STATE != 0 && state(attr.qp_state) != QpState::Rts {
+            self.shared.take_waiting_acks(&mut guard);
+        }
         if pri_av.is_some() {
             guard.pri_av = pri_av;
         }

@@ -134,6 +134,8 @@ impl Engine {
         self.check_fence(w)?;
         // C `rxe_do_local_ops`: BIND_MW, LOCAL_INV, REG_MR execute here and send nothing.
         if w.wqe.mask.contains(WrMask::LOCAL_OP) {
+            // It completes once every packet before it is acknowledged.
+            self.req.awaited = Some(self.req.psn);
             return Break(Exit::Done(qp.local_op(self, w.idx, &w.wqe)));
         }
         self.check_limits(qp)?;
@@ -221,6 +223,29 @@ impl Engine {
                 .sq
                 .info_ref(self.req.wqe_index)
                 .is_some_and(|info| matches!(info.state, WqeState::Error(_)))
+    }
+
+    /// Whether positive ACKs looped back to this QP may wait in its ACK ring for the task's
+    /// next run (`proto::comp::acks_may_wait`): an RC user QP whose requester has sent all that
+    /// was posted, none of it waiting to be seen complete. Called at the end of every step;
+    /// forgets a `ReqState::awaited` PSN the completer has reached.
+    pub(crate) fn acks_may_wait(&mut self, qp: &QpShared) -> bool {
+        if !qp.is_user || qp.qp_type != QpType::Rc || self.state() != QpState::Rts {
+            return false;
+        }
+        if let Some(psn) = self.req.awaited {
+            if decide::reached(self.comp.psn, psn) {
+                self.req.awaited = None;
+            }
+        }
+        decide::acks_may_wait(&decide::AckWait {
+            rts_with_timer: self.attrs.timeout != 0,
+            requester_done: self.req.fault != FaultWait::Waiting
+                && !self.req.rnr_wait
+                && !self.has_posted(qp),
+            awaited: self.req.awaited,
+            comp_psn: self.comp.psn,
+        })
     }
 
     /// Whether the last packet built left its message unfinished (not an END packet): the
@@ -522,6 +547,10 @@ impl Engine {
         if end {
             info.state = WqeState::Pending;
             info.sent = true;
+            let signaled = w.wqe.send_flags & wqe::IB_SEND_SIGNALED != 0 || qp.sq_sig_all;
+            if !decide::completes_unseen(w.wqe.mask, signaled) {
+                self.req.awaited = Some(psn_add(info.last_psn, 1));
+            }
         }
         if w.needs_credit {
             self.req.rd_atomic = self.req.rd_atomic.saturating_sub(1);

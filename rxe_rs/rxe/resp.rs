@@ -42,6 +42,7 @@ use crate::proto::{
     },
 };
 use core::ops::ControlFlow::{self, Break, Continue};
+use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::rcu, sync::Arc};
 
 /// Bytes of the GRH a UD receive buffer starts with.
@@ -985,8 +986,13 @@ impl QpShared {
         if !to.resp_refs.looks_empty() {
             return None;
         }
+        // A positive ACK need not run the task of a QP that takes it at its next run.
+        let positive = matches!(aeth.syndrome, Syndrome::Ack { .. });
         self.push_to_ring(to, av, ACK_LEN, |qp| {
-            qp.ack_ring.with(|r| r.push_ack(bth, aeth))
+            qp.ack_ring.with(|r| {
+                r.push_ack(bth, aeth)
+                    .then(|| !(positive && qp.acks_quiet.load(Ordering::Relaxed)))
+            })
         })
     }
 

@@ -213,6 +213,7 @@ impl QpShared {
         self.push_to_ring(to, av, len, |qp| {
             qp.req_ring
                 .with(|r| r.push_with(len, u8::from(ipv6), write))
+                .then_some(true)
         })
     }
 
@@ -254,9 +255,12 @@ impl QpShared {
         }
         let ipv6 = av.network_type == NetworkType::Ipv6;
         let len = info.length + payload_len + pad + ICRC_LEN;
-        let refs = move |qp: &QpShared| match side {
-            RingSide::Requests => qp.req_refs.push(head, u8::from(ipv6), payload),
-            RingSide::Responses => qp.resp_refs.push(head, u8::from(ipv6), payload),
+        let refs = move |qp: &QpShared| {
+            match side {
+                RingSide::Requests => qp.req_refs.push(head, u8::from(ipv6), payload),
+                RingSide::Responses => qp.resp_refs.push(head, u8::from(ipv6), payload),
+            }
+            .then_some(true)
         };
         self.push_to_ring(to, av, len, refs)
     }
@@ -296,21 +300,21 @@ impl QpShared {
     }
 
     /// Puts a packet of `len` bytes into a ring of `to`, a [`Self::ring_destination`] (`push`
-    /// does it: `false` if the ring refuses). A ring that refuses it (full, or closed: `to` was
-    /// destroyed) also lets the kept peer go, so that the next packet looks its destination up
-    /// again.
+    /// does it, saying whether `to`'s task is to run for it; `None` if the ring refuses). A ring
+    /// that refuses it (full, or closed: `to` was destroyed) also lets the kept peer go, so that
+    /// the next packet looks its destination up again.
     pub(crate) fn push_to_ring(
         &self,
         to: Arc<QpShared>,
         av: &AddressVector,
         len: usize,
-        push: impl FnOnce(&QpShared) -> bool,
+        push: impl FnOnce(&QpShared) -> Option<bool>,
     ) -> Option<OutPacket> {
-        if !push(&to) {
+        let Some(wake) = push(&to) else {
             drop(self.ring_peer.take());
             return None;
-        }
-        Some(OutPacket::delivered(to, av, len))
+        };
+        Some(OutPacket::delivered(to, av, len, wake))
     }
 
     fn build_once<E>(
@@ -396,13 +400,15 @@ impl QpShared {
             rxe.count(Counter::SentPkts);
             let (mut skb, loopback) = match pkt {
                 OutPacket::Skb { skb, loopback } => (skb, loopback),
-                OutPacket::Delivered { to, wire_len } => {
+                OutPacket::Delivered { to, wake, wire_len } => {
                     // Counted as the skb it stands for, sent and received.
                     rxe.count_bytes(Counter::SentBytes, wire_len);
                     rxe.count(Counter::RcvdPkts);
                     rxe.count_bytes(Counter::RcvdBytes, wire_len);
-                    if let Err(to) = woken.take(to) {
-                        to.kick_deferred();
+                    if wake {
+                        if let Err(to) = woken.take(to) {
+                            to.kick_deferred();
+                        }
                     }
                     continue;
                 }
@@ -556,7 +562,18 @@ impl QpShared {
             if requested && self.head_completes_alone(&eng) {
                 self.completer(&mut eng, &rcu, &mut out);
             }
-            progress
+            // Whether the ACKs looped back to this QP may wait for its next run: published,
+            // when it changes, under the ACK ring's lock its producers read it under. ACKs
+            // left there while they could wait are taken by a next step once they cannot.
+            let quiet = eng.acks_may_wait(self);
+            let mut acks_left = false;
+            if quiet != self.acks_quiet.load(Ordering::Relaxed) {
+                acks_left = self.ack_ring.with(|r| {
+                    self.acks_quiet.store(quiet, Ordering::Relaxed);
+                    !quiet && !r.is_empty()
+                });
+            }
+            (progress || acks_left)
                 && !(eng.responder_idle(self)
                     && self.completer_idle(&eng)
                     && eng.requester_idle(self))

@@ -8,9 +8,9 @@ use std::vec::Vec;
 use proptest::prelude::*;
 
 use crate::proto::comp::{
-    check_response, nak_status, outstanding, resume_opcode, retransmit_usecs, retry, rewind_wqe,
-    rnr_probe_window, spend_retry, Check, HeadWqe, Resend, Response, Retry, RewindStep, RewindWqe,
-    WqeState, RETRY_INFINITE,
+    acks_may_wait, check_response, completes_unseen, nak_status, outstanding, reached,
+    resume_opcode, retransmit_usecs, retry, rewind_wqe, rnr_probe_window, spend_retry, AckWait,
+    Check, HeadWqe, Resend, Response, Retry, RewindStep, RewindWqe, WqeState, RETRY_INFINITE,
 };
 use crate::proto::hdr::{NakCode, Syndrome};
 use crate::proto::opcode::{self, opcode_info, Mask};
@@ -20,8 +20,8 @@ use crate::proto::resp::{check_op_seq, OpSeq};
 use crate::proto::wqe::{
     next_opcode, wr_opcode_mask, WrMask, IB_WC_BAD_RESP_ERR, IB_WC_REM_ACCESS_ERR,
     IB_WC_REM_INV_REQ_ERR, IB_WC_REM_OP_ERR, IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD,
-    IB_WR_ATOMIC_WRITE, IB_WR_FLUSH, IB_WR_RDMA_READ, IB_WR_RDMA_WRITE, IB_WR_RDMA_WRITE_WITH_IMM,
-    IB_WR_SEND, IB_WR_SEND_WITH_IMM, IB_WR_SEND_WITH_INV,
+    IB_WR_ATOMIC_WRITE, IB_WR_FLUSH, IB_WR_LOCAL_INV, IB_WR_RDMA_READ, IB_WR_RDMA_WRITE,
+    IB_WR_RDMA_WRITE_WITH_IMM, IB_WR_REG_MR, IB_WR_SEND, IB_WR_SEND_WITH_IMM, IB_WR_SEND_WITH_INV,
 };
 
 fn head(wr_opcode: u32, state: WqeState, sent: bool, last_psn: u32) -> HeadWqe {
@@ -1100,4 +1100,76 @@ fn retransmit_timeout() {
     assert_eq!(retransmit_usecs(29), Some(1 << 31));
     assert_eq!(retransmit_usecs(30), Some(u32::MAX));
     assert_eq!(retransmit_usecs(255), Some(u32::MAX));
+}
+
+// --- ACKs that wait for the task's next run --------------------------------------------------
+
+#[test]
+fn unseen_completions_are_unsignaled_sends_and_writes() {
+    let mask = |op| wr_opcode_mask(op, QpType::Rc).unwrap();
+    for op in [
+        IB_WR_SEND,
+        IB_WR_SEND_WITH_IMM,
+        IB_WR_SEND_WITH_INV,
+        IB_WR_RDMA_WRITE,
+        IB_WR_RDMA_WRITE_WITH_IMM,
+    ] {
+        assert!(completes_unseen(mask(op), false), "opcode {op}");
+        assert!(!completes_unseen(mask(op), true), "opcode {op} signaled");
+    }
+    // Their responses are not plain ACKs, or they complete without one.
+    for op in [
+        IB_WR_RDMA_READ,
+        IB_WR_ATOMIC_CMP_AND_SWP,
+        IB_WR_ATOMIC_FETCH_AND_ADD,
+        IB_WR_ATOMIC_WRITE,
+        IB_WR_FLUSH,
+        IB_WR_LOCAL_INV,
+        IB_WR_REG_MR,
+    ] {
+        assert!(!completes_unseen(mask(op), false), "opcode {op}");
+    }
+}
+
+#[test]
+fn acks_wait_only_when_nothing_seen_waits_for_them() {
+    let quiet = AckWait {
+        rts_with_timer: true,
+        requester_done: true,
+        awaited: None,
+        comp_psn: 100,
+    };
+    assert!(acks_may_wait(&quiet));
+    // No timer (timeout 0) would leave an ACK unread for good; WQEs not yet sent may wait on
+    // the window or a fence an ACK opens.
+    assert!(!acks_may_wait(&AckWait {
+        rts_with_timer: false,
+        ..quiet
+    }));
+    assert!(!acks_may_wait(&AckWait {
+        requester_done: false,
+        ..quiet
+    }));
+    // A signaled WQE acknowledged at comp.psn 101: waits until the completer reaches it.
+    let awaited = AckWait {
+        awaited: Some(101),
+        ..quiet
+    };
+    assert!(!acks_may_wait(&awaited));
+    assert!(acks_may_wait(&AckWait {
+        comp_psn: 101,
+        ..awaited
+    }));
+    assert!(acks_may_wait(&AckWait {
+        comp_psn: 102,
+        ..awaited
+    }));
+    // Across the PSN wrap.
+    assert!(!acks_may_wait(&AckWait {
+        awaited: Some(1),
+        comp_psn: PSN_MASK,
+        ..quiet
+    }));
+    assert!(reached(0, PSN_MASK));
+    assert!(!reached(PSN_MASK, 0));
 }

@@ -12,6 +12,9 @@ Error flows of an RC connection, checked the same way against the C rdma_rxe and
 - RTS -> SQD raises IBV_EVENT_SQ_DRAINED once the send queue is drained, and SQD -> RTS resumes
   (the C driver raises the event but never sends a WR that SQD held back: its send task is not
   scheduled on SQD -> RTS, so this one fails on C);
+- unsignaled SENDs (sq_sig_all = 0): a signaled one after them completes at once, alone; all
+  received, SQD drains at once and ERROR flushes none of them (rxe-rs leaves a looped-back ACK
+  of such sends for the task's next run: these are what must not wait for it);
 - a QP on an SRQ moved to ERROR raises IBV_EVENT_QP_LAST_WQE_REACHED;
 - an RDMA READ to a QP with max_dest_rd_atomic = 0: NAK invalid request (C check_resource,
   RESPST_ERR_TOO_MANY_RDMA_ATM_REQ), REM_INV_REQ_ERR on the requester, the responder in ERROR;
@@ -31,12 +34,23 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.mr import MR
-from pyverbs.qp import QPAttr, QPCap
+from pyverbs.qp import QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 from tests.base import RCResources, RDMATestCase, UDResources
 import tests.utils as u
 
 REMOTE = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+
+
+def with_base(name, value, fn):
+    """fn() with tests.base's `name` set to value (to_rts takes its defaults from there)."""
+    import tests.base as b
+    orig = getattr(b, name)
+    setattr(b, name, value)
+    try:
+        return fn()
+    finally:
+        setattr(b, name, orig)
 
 
 class RcRemote(RCResources):
@@ -59,11 +73,7 @@ class RcRemote(RCResources):
         def with_rnr(attr):
             orig(attr)
             attr.rnr_retry = self.rnr_retry
-        b.set_rnr_attributes = with_rnr
-        try:
-            return super().to_rts()
-        finally:
-            b.set_rnr_attributes = orig
+        return with_base('set_rnr_attributes', with_rnr, super().to_rts)
 
 
 class RcRnrOnce(RcRemote):
@@ -74,13 +84,7 @@ class RcNoDestRdAtomic(RcRemote):
     """Both QPs with max_dest_rd_atomic = 0: no responder resources for reads."""
 
     def to_rts(self):
-        import tests.base as b
-        orig = b.MAX_DEST_RD_ATOMIC
-        b.MAX_DEST_RD_ATOMIC = 0
-        try:
-            return super().to_rts()
-        finally:
-            b.MAX_DEST_RD_ATOMIC = orig
+        return with_base('MAX_DEST_RD_ATOMIC', 0, super().to_rts)
 
 
 class RcDeepSq(RcRemote):
@@ -88,6 +92,36 @@ class RcDeepSq(RcRemote):
 
     def create_qp_cap(self):
         return QPCap(max_send_wr=8, max_recv_wr=self.num_msgs)
+
+
+class RcUnsignaled(RcDeepSq):
+    """RcDeepSq whose send WRs complete unseen unless they ask (sq_sig_all = 0), with a
+    retransmit timeout of 4 s (timeout 20): what happens within a second is not the timer's."""
+
+    def create_qp_init_attr(self):
+        return QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, srq=self.srq,
+                          cap=self.create_qp_cap(), sq_sig_all=0)
+
+    def to_rts(self):
+        return with_base('TIMEOUT', 20, super().to_rts)
+
+
+def post_sends(res, n, signal_last=False):
+    """n SEND WRs of res's message, unsignaled but the last if signal_last."""
+    for i in range(n):
+        wr, _ = u.get_send_elements(res, False)
+        wr.send_flags = e.IBV_SEND_SIGNALED if signal_last and i == n - 1 else 0
+        u.post_send(res, wr)
+
+
+def completions(cq, within):
+    """Every completion cq gives within `within` seconds."""
+    wcs, end = [], time.monotonic() + within
+    while time.monotonic() < end:
+        n, got = cq.poll(8)
+        wcs += got[:n]
+        time.sleep(0.01)
+    return wcs
 
 
 def counters(dev):
@@ -312,6 +346,49 @@ class RxeErrorFlows(RDMATestCase):
             u.poll_cq(cli.cq)
             u.poll_cq(srv.cq)
         self.assertEqual(qp_state(cli), e.IBV_QPS_RTS)
+
+    def unsignaled_sends_received(self, n=8, signal_last=False):
+        """The client's n SENDs (unsignaled but the last if signal_last), all received; the
+        client."""
+        self.create_players(RcUnsignaled)
+        cli, srv = self.client, self.server
+        for _ in range(n):
+            u.post_recv(srv, u.get_recv_wr(srv))
+        post_sends(cli, n, signal_last)
+        u.poll_cq(srv.cq, n)
+        return cli
+
+    def test_unsignaled_then_signaled(self):
+        # Unsignaled sends, then a signaled one: one completion, at once (the retransmit timer
+        # is 4 s away).
+        t0 = time.monotonic()
+        cli = self.unsignaled_sends_received(signal_last=True)
+        wcs = []
+        while not wcs and time.monotonic() < t0 + 1:
+            k, got = cli.cq.poll(8)
+            wcs = got[:k]
+        self.assertEqual([wc.status for wc in wcs], [e.IBV_WC_SUCCESS],
+                         'not one completion within 1 s')
+        self.assertEqual(completions(cli.cq, 0.2), [])
+
+    def test_unsignaled_then_sqd(self):
+        # Unsignaled sends all received: SQD drains at once, nothing completes on the sender.
+        cli = self.unsignaled_sends_received()
+        cli.qp.modify(QPAttr(qp_state=e.IBV_QPS_SQD), e.IBV_QP_STATE)
+        self.assertEqual(async_event(cli.ctx, timeout=1), e.IBV_EVENT_SQ_DRAINED)
+        self.assertEqual(completions(cli.cq, 0.2), [])
+
+    def test_unsignaled_then_error(self):
+        # Unsignaled sends all received and acknowledged: moving the sender to ERROR flushes
+        # none of them (a flush completion is only for a WR not completed).
+        cli = self.unsignaled_sends_received()
+        time.sleep(0.2)  # the last ACK's way back, on either driver
+        cli.qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+        self.assertEqual([wc.status for wc in completions(cli.cq, 0.3)], [])
+        # A WR posted in ERROR is flushed, and seen.
+        post_sends(cli, 1, signal_last=True)
+        self.assertEqual([wc.status for wc in completions(cli.cq, 0.3)],
+                         [e.IBV_WC_WR_FLUSH_ERR])
 
     def test_last_wqe_reached(self):
         self.create_players(RcRemote, with_srq=True)
