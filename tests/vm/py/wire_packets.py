@@ -15,6 +15,8 @@ answers. The device as the responder:
   - a SEND, a WRITE, a two-packet WRITE, a READ, a FETCH_ADD, each answered with the right
     opcode, PSN, syndrome and MSN, and the data where it belongs; a duplicate READ executed
     again, a duplicate atomic answered from its saved result, not executed twice;
+  - an ATOMIC WRITE and a FLUSH answered by a zero-length READ RESPONSE ONLY with an ACK, a
+    duplicate ATOMIC WRITE not executed again, a FLUSH without the MR's FLUSH right NAKed;
   - PSN sequence errors (one NAK, then silence), a duplicate re-acknowledged, RNR NAK;
   - a SEND with its MIDDLE lost, immediate data (SEND, WRITE), zero-length RDMA with a bogus
     rkey (C9-88), CMP_SWAP both ways, rights the QP does not grant;
@@ -68,6 +70,7 @@ READ_RESPONSE_FIRST, READ_RESPONSE_MIDDLE, READ_RESPONSE_LAST = 0x0d, 0x0e, 0x0f
 WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
 ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, COMPARE_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 WRITE_ONLY_IMM = 0x0b
+FLUSH, ATOMIC_WRITE = 0x1c, 0x1d
 UD_SEND_ONLY = 0x64
 # AETH syndromes (IBA 9.7.5.1): ACK 000xxxxx, RNR NAK 001ttttt, NAK 011ccccc.
 NAK_PSN_SEQ, NAK_INV_REQ, NAK_REM_ACC, NAK_REM_OP = 0x60, 0x61, 0x62, 0x63
@@ -76,18 +79,24 @@ MIN_RNR_TIMER = 12
 SLOW = 5 if os.environ.get('VARIANT') == 'debug' else 1
 LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
                   e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
+FG = e.IBV_ACCESS_FLUSH_GLOBAL
 
 
 def icrc(ip, udp, rest):
     """The RoCEv2 ICRC (IBA annex A17): CRC-32 of 8 bytes of ones, the IPv4 header with TOS, TTL
     and checksum as ones, the UDP header with its checksum as ones, the BTH with its byte 4
-    (FECN, BECN, reserved) as ones, and the rest up to the ICRC; little-endian on the wire."""
-    ip, udp, rest = bytearray(ip), bytearray(udp), bytearray(rest)
+    (FECN, BECN, reserved) as ones, and the rest up to the ICRC; little-endian on the wire.
+    A FLUSH's as the C driver computes it, which both drivers expect: C's opcode table gives
+    FLUSH no payload offset, so its ICRC covers the headers (BTH, FETH, RETH) masked, then the
+    whole packet again from the BTH (rxe-rs: `proto::opcode` `icrc_payload_offset`)."""
+    ip, udp, masked = bytearray(ip), bytearray(udp), bytearray(rest)
     ip[1] = ip[8] = 0xff
     ip[10:12] = b'\xff\xff'
     udp[6:8] = b'\xff\xff'
-    rest[4] = 0xff
-    return zlib.crc32(b'\xff' * 8 + ip + udp + rest)
+    masked[4] = 0xff
+    if rest[:1] == bytes([FLUSH]):
+        return zlib.crc32(b'\xff' * 8 + ip + udp + masked[:12 + 4 + 16] + rest)
+    return zlib.crc32(b'\xff' * 8 + ip + udp + masked)
 
 
 def bth(opcode, qpn, psn, pad=0, tver=0, pkey=PKEY, ack_req=True, se=False):
@@ -98,6 +107,12 @@ def bth(opcode, qpn, psn, pad=0, tver=0, pkey=PKEY, ack_req=True, se=False):
 
 def reth(va, rkey, length):
     return struct.pack('!QII', va % (1 << 64), rkey, length)
+
+
+def feth(selectivity, placement):
+    """Flush extended transport header: selectivity level (0: the range), placement type
+    (bit 0: global visibility)."""
+    return struct.pack('!I', (selectivity & 3) << 4 | (placement & 0xf))
 
 
 def packet(transport, payload=b'', sport=0xc000, bad_icrc=False, pad_bytes=None):
@@ -387,6 +402,38 @@ def case_operations(env):
           len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and wcs[0].byte_len == 8,
           [(wc_name(x.status), x.byte_len) for x in wcs])
     r.close()
+
+
+def case_atomic_write_flush(env):
+    """ATOMIC WRITE and FLUSH (the memory placement extensions) answered by a zero-length READ
+    RESPONSE ONLY with an ACK syndrome, a duplicate ATOMIC WRITE answered again, FLUSH rights
+    checked."""
+    w = env.wire
+    flush_mr = MR(env.pd, 4096, LW | RW | FG)
+    r = DeviceQp(env, access=LW | RW | RR | RA | FG)
+    base = r.mr.buf
+    value = os.urandom(8)
+    w.send(packet(bth(ATOMIC_WRITE, r.qpn, PSN) + reth(base + 64, r.mr.rkey, 8), value))
+    one_reply('ATOMIC WRITE of 8 bytes: READ RESPONSE ONLY at its PSN, ACK, MSN 1', w.replies(),
+              READ_RESPONSE_ONLY, PSN, syndrome=0x1f, msn=1)
+    check('  the 8 bytes are in the MR as sent', r.mr.read(8, 64) == value,
+          r.mr.read(8, 64).hex())
+    r.mr.write(bytes(8), 8, 64)
+    w.send(packet(bth(ATOMIC_WRITE, r.qpn, PSN) + reth(base + 64, r.mr.rkey, 8), value))
+    one_reply('the ATOMIC WRITE again (a duplicate): answered again at its PSN', w.replies(),
+              READ_RESPONSE_ONLY, PSN, syndrome=0x1f)
+    check('  not executed again (the MR keeps what was put there since)',
+          r.mr.read(8, 64) == bytes(8), r.mr.read(8, 64).hex())
+    w.send(packet(bth(FLUSH, r.qpn, PSN + 1) + feth(0, 1) +
+                  reth(flush_mr.buf + 512, flush_mr.rkey, 1024)))
+    one_reply('FLUSH of 1 KiB, global visibility: READ RESPONSE ONLY at its PSN, ACK, MSN 2',
+              w.replies(), READ_RESPONSE_ONLY, PSN + 1, syndrome=0x1f, msn=2)
+    w.send(packet(bth(FLUSH, r.qpn, PSN + 2) + feth(0, 1) + reth(base, r.mr.rkey, 1024)))
+    one_reply('FLUSH to an MR registered without the FLUSH_GLOBAL right: NAK remote access',
+              w.replies(), ACKNOWLEDGE, PSN + 2, syndrome=NAK_REM_ACC)
+    check('  the QP is in ERROR', r.state() == e.IBV_QPS_ERR, r.state())
+    r.close()
+    flush_mr.close()
 
 
 def case_messages(env):
@@ -807,8 +854,8 @@ def case_requester(env):
 def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
-    for case in (case_dropped, case_sequence, case_operations, case_messages, case_ud,
-                 case_uc, case_class_c, case_requester):
+    for case in (case_dropped, case_sequence, case_operations, case_atomic_write_flush,
+                 case_messages, case_ud, case_uc, case_class_c, case_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
