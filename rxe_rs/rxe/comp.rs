@@ -84,16 +84,8 @@ impl QpShared {
         // A response waiting for pages is older than the ring's ACKs (they came while the
         // skb queue was empty), and those are older than every queued skb (`proto::packet_ring`).
         // An ACK carries no data, so it never waits for pages.
-        if eng.comp.paused.is_none() {
-            let ack = (!self.ack_ring.looks_empty()).then(|| self.ack_ring.with(|r| r.pop()));
-            if let Some(ack) = ack.flatten() {
-                let before = eng.comp.psn;
-                if let Ok(pkt) = Packet::parse(ack.bytes()) {
-                    self.handle_packet(eng, rcu, &pkt);
-                }
-                self.response_progress(eng, before);
-                return true;
-            }
+        if eng.comp.paused.is_none() && self.take_ring_ack(eng, rcu) {
+            return true;
         }
         // A read response whose payload is still in the responder's MR; it may wait for pages
         // of the requester's, at the ring's head. One whose MR is gone is lost
@@ -167,15 +159,26 @@ impl QpShared {
         }
         let rcu = rcu::read_lock();
         for _ in 0..ACK_RING_LEN {
-            let Some(ack) = self.ack_ring.with(|r| r.pop()) else {
+            if !self.take_ring_ack(eng, &rcu) {
                 break;
-            };
-            let before = eng.comp.psn;
-            if let Ok(pkt) = Packet::parse(ack.bytes()) {
-                self.handle_packet(eng, &rcu, &pkt);
             }
-            self.response_progress(eng, before);
         }
+    }
+
+    /// Handles the oldest ACK of the ACK ring, if any; whether there was one.
+    fn take_ring_ack(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard) -> bool {
+        if self.ack_ring.looks_empty() {
+            return false;
+        }
+        let Some(ack) = self.ack_ring.with(|r| r.pop()) else {
+            return false;
+        };
+        let before = eng.comp.psn;
+        if let Ok(pkt) = Packet::parse(ack.bytes()) {
+            self.handle_packet(eng, rcu, &pkt);
+        }
+        self.response_progress(eng, before);
+        true
     }
 
     /// Whether responses are queued for the completer (its rings or its skb queue).
