@@ -13,8 +13,9 @@
 # server's MR allows at both selectivity levels, RDMA READ back; FLUSHes with a wrong rkey, of
 # type PERSISTENT to a FLUSH_GLOBAL-only MR, and of a range past the MR's end must complete
 # REM_ACCESS_ERR; the server checks its MRs byte for byte and its QPs' states);
-# then, with netem loss 2% on both eth0 (bare ACKs/NAKs spared: lib.sh netem_data), ib_read_bw
-# and ib_atomic_bw each way, and the retransmission counters must have moved.
+# then, between GIDs of IPv6 addresses, ibv_rc_pingpong, ibv_ud_pingpong and rping; then, with
+# netem loss 2% on both eth0 (bare ACKs/NAKs spared: lib.sh netem_data), ib_read_bw and
+# ib_atomic_bw each way, and the retransmission counters must have moved.
 # The sides keep in step over a TCP control channel (lib.sh peer_*): for case N the server side
 # starts its server and says "ready N", the client side runs its client, each side says "done N
 # STATUS", and the case passes (on both sides) only if both exited 0; a server whose client
@@ -133,7 +134,7 @@ pair() {
 	local s=$1 gopt=$2 prog=$3
 	shift 3
 	port=$((port + 1))
-	xcase "$s" "$prog $*" "tcp_listening $port" \
+	xcase "$s" "$prog $*${over:-}" "tcp_listening $port" \
 		"$prog" -d rxe0 "$gopt" "$gid" -p "$port" "$@" -- \
 		"$prog" -d rxe0 "$gopt" "$gid" -p "$port" "$@" "$(addr "$s")"
 }
@@ -214,6 +215,23 @@ for s in b a; do
 		python3 "$pyd/flush_aw_pair.py" server rxe0 "$gid" "$port" -- \
 		python3 "$pyd/flush_aw_pair.py" client rxe0 "$gid" "$(addr "$s")" "$port"
 done
+
+# IPv6: GIDs of addresses fd02::a and fd02::b on eth0, so packets go in IPv6 and each driver
+# checks the other's ICRC over the masked IPv6 header. The pingpongs' TCP exchange stays on IPv4.
+check "IPv6 address fd02::$ROLE on eth0 and its GID" eval \
+	"ip addr add fd02::$ROLE/64 dev eth0 nodad && wait_gid rxe0 fd02:"
+check "peer has its IPv6 address" barrier ipv6
+check "peer answers on IPv6 (ping -6 fd02::$other)" ping -6 -c 1 -W 10 "fd02::$other"
+gid_ipv4=$gid gid=$(gid_with_prefix rxe0 fd02:) over=" (IPv6 GIDs)"
+for s in b a; do
+	pingpong "$s" ibv_rc_pingpong -m 1024 -s 65536 -n "$ITERS"
+	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$ITERS"
+	port=$((port + 1))
+	xcase "$s" "rping over IPv6 -C 100 -v -V" "cm_listening rping" \
+		rping -s -a "fd02::$s" -p "$port" -C 100 -V -- \
+		rping -c -a "fd02::$s" -p "$port" -C 100 -v -V
+done
+gid=$gid_ipv4 over=""
 
 # Loss: retransmissions, duplicate reads and atomics (answered from the responder's atomic
 # results), sequence NAKs, between the two implementations.

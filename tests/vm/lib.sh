@@ -85,7 +85,19 @@ peer_hear() {
 }
 
 # gid_ipv4 DEV: index of DEV's IPv4 (::ffff:a.b.c.d, RoCE v2) GID on port 1.
-gid_ipv4() { ibv_devinfo -v -d "$1" | sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:.*/\1/p' | head -n 1; }
+gid_ipv4() { gid_with_prefix "$1" ::ffff:; }
+# gid_with_prefix DEV PREFIX: index of DEV's first GID on port 1 whose address, as ibv_devinfo
+# prints it, starts with PREFIX (fe80: for the IPv6 link-local GID, fd00: for an address of
+# that prefix).
+gid_with_prefix() {
+	ibv_devinfo -v -d "$1" | sed -n "s/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*$2.*/\1/p" | head -n 1
+}
+# wait_gid DEV PREFIX: waits up to 5 s for DEV to have a GID starting with PREFIX (a GID follows
+# its address through a netdev event).
+wait_gid() {
+	for _ in $(seq 50); do [ -n "$(gid_with_prefix "$1" "$2")" ] && return 0; sleep 0.1; done
+	return 1
+}
 
 # rxe0_with_gid: `rdma link add rxe0` on eth0, then waits up to 5 s for its IPv4 GID; sets GID to
 # its index (1 if none appeared) and prints it.
