@@ -39,6 +39,13 @@ impl SeqPair {
     /// Spins while a write is in progress: a writer must not be interrupted by a reader on its
     /// own CPU (the kernel writer disables interrupts around [`SeqPair::write`]).
     pub fn read(&self) -> (usize, u32) {
+        let (first, second, _) = self.read_counted();
+        (first, second)
+    }
+
+    /// [`Self::read`], with the count the words were read at: while
+    /// [`Self::unchanged_since`] that count, they are still what the pair holds.
+    pub fn read_counted(&self) -> (usize, u32, u32) {
         loop {
             let before = self.seq.load(Ordering::Acquire);
             if before & 1 == 0 {
@@ -46,11 +53,17 @@ impl SeqPair {
                 let second = self.second.load(Ordering::Relaxed);
                 fence(Ordering::Acquire);
                 if self.seq.load(Ordering::Relaxed) == before {
-                    return (first, second);
+                    return (first, second, before);
                 }
             }
             core::hint::spin_loop();
         }
+    }
+
+    /// Whether no write has started since a read at `count` ([`Self::read_counted`]): one load
+    /// where a read is five. (The count would have to wrap, 2^31 writes, to come back.)
+    pub fn unchanged_since(&self, count: u32) -> bool {
+        self.seq.load(Ordering::Acquire) == count
     }
 
     /// Replaces the words that are `Some`, both visible to readers at once.

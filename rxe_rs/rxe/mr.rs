@@ -340,8 +340,21 @@ impl MrShared {
         need: u32,
         range: Option<(u64, usize)>,
     ) -> Result<(), MrError> {
-        let rights = self.rights();
-        if !self.alive() || rights.pd != pd.raw() {
+        self.check_key_counted(key, pd, need, range).map(|_| ())
+    }
+
+    /// [`Self::check_key`], and, for an MR whose key and rights only `rereg_user_mr` changes
+    /// (not a fast MR), the count of its rights pair the check read: while the pair is unchanged
+    /// since ([`KeyUse::still_allows`]), only a deregistration can end the access.
+    fn check_key_counted(
+        &self,
+        key: u32,
+        pd: PdId,
+        need: u32,
+        range: Option<(u64, usize)>,
+    ) -> Result<Option<u32>, MrError> {
+        let (rights_pd, access, count) = self.rights.read_counted();
+        if !self.alive() || rights_pd != pd.raw() {
             return Err(MrError::Key);
         }
         if let MrMem::Fast(f) = &self.mem {
@@ -349,12 +362,13 @@ impl MrShared {
             if !g.valid || g.key != key || need & !g.access != 0 {
                 return Err(MrError::Key);
             }
-            return range.map_or(Ok(()), |(iova, len)| g.offset(iova, len).map(|_| ()));
+            return range.map_or(Ok(None), |(iova, len)| g.offset(iova, len).map(|_| None));
         }
-        if self.key != key || need & !rights.access != 0 {
+        if self.key != key || need & !access != 0 {
             return Err(MrError::Key);
         }
-        range.map_or(Ok(()), |(iova, len)| self.in_range(iova, len))
+        range.map_or(Ok(()), |(iova, len)| self.in_range(iova, len))?;
+        Ok(Some(count))
     }
 
     fn offset(&self, iova: u64) -> Result<Option<(&PageList, usize)>, MrError> {
@@ -1007,8 +1021,14 @@ pub(crate) fn resolve_rkey(
         Some((mr, iova, KeyUse::Window(window)))
     } else {
         let mr = keys.mr(rkey)?;
-        mr.check(rkey, pd, need, va, len).ok()?;
-        Some((mr, va, KeyUse::Mr { rkey, pd, need }))
+        let rights_count = mr.check_key_counted(rkey, pd, need, Some((va, len))).ok()?;
+        let key = KeyUse::Mr {
+            rkey,
+            pd,
+            need,
+            rights_count,
+        };
+        Some((mr, va, key))
     }
 }
 
@@ -1018,17 +1038,41 @@ pub(crate) fn resolve_rkey(
 /// and the next packet is a remote access error. (C's read responses check the key and state
 /// only, with a TODO for the rights; here the rights too.)
 pub(crate) enum KeyUse {
-    /// The MR's own key, by a QP of `pd`, for `need` rights.
-    Mr { rkey: u32, pd: PdId, need: u32 },
+    /// The MR's own key, by a QP of `pd`, for `need` rights; for an MR that is not a fast MR,
+    /// the count of its rights pair when they were checked ([`MrShared::check_key_counted`]).
+    Mr {
+        rkey: u32,
+        pd: PdId,
+        need: u32,
+        rights_count: Option<u32>,
+    },
     /// A memory window.
     Window(WindowUse),
 }
 
 impl KeyUse {
-    /// Whether the key still allows the access to `mr`.
+    /// Whether the key still allows the access to `mr`. An MR whose rights pair is unchanged
+    /// since the first packet's check (no `rereg_user_mr` since) is asked only whether it is
+    /// still registered: one load and the state's, for every later packet of a message.
+    #[inline]
     pub(crate) fn still_allows(&self, mr: &Arc<MrShared>) -> bool {
+        if let KeyUse::Mr {
+            rights_count: Some(count),
+            ..
+        } = self
+        {
+            if mr.rights.unchanged_since(*count) {
+                return mr.alive();
+            }
+        }
+        self.check_again(mr)
+    }
+
+    /// [`Self::still_allows`] the whole way: a window, a fast MR, or rights changed since.
+    #[inline(never)]
+    fn check_again(&self, mr: &Arc<MrShared>) -> bool {
         match self {
-            KeyUse::Mr { rkey, pd, need } => mr.allows(*rkey, *pd, *need),
+            KeyUse::Mr { rkey, pd, need, .. } => mr.allows(*rkey, *pd, *need),
             KeyUse::Window(window) => window.still_allows(mr),
         }
     }

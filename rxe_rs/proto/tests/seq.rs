@@ -26,6 +26,22 @@ fn reads_what_was_written() {
 }
 
 #[test]
+fn a_count_is_unchanged_until_the_next_write() {
+    let p = SeqPair::new(7, 9);
+    let (a, b, count) = p.read_counted();
+    assert_eq!((a, b), (7, 9));
+    assert!(p.unchanged_since(count));
+    assert_eq!(p.read_counted().2, count, "a read changes nothing");
+    // Even a write of the same values, or of neither word, ends it.
+    p.write(Some(7), None);
+    assert!(!p.unchanged_since(count));
+    let (_, _, after) = p.read_counted();
+    assert!(p.unchanged_since(after));
+    p.write(None, None);
+    assert!(!p.unchanged_since(after));
+}
+
+#[test]
 fn many_writes_one_thread() {
     let p = SeqPair::new(0, 0);
     for i in 0..100_000u32 {
@@ -47,9 +63,17 @@ fn readers_never_see_a_torn_pair() {
             thread::spawn(move || {
                 let mut last = 0usize;
                 while !stop.load(Ordering::Relaxed) {
-                    let (a, b) = pair.read();
+                    let (a, b, count) = pair.read_counted();
                     assert_eq!(a as u32, b, "torn read: {a} / {b}");
                     assert!(a >= last, "went back: {a} after {last}");
+                    // Unchanged since the read: a read now gives the same words.
+                    if pair.unchanged_since(count) {
+                        let (a2, _, count2) = pair.read_counted();
+                        assert!(
+                            count2 != count || a2 == a,
+                            "count {count} kept over a write"
+                        );
+                    }
                     last = a;
                     reads.fetch_add(1, Ordering::Relaxed);
                 }
