@@ -130,8 +130,8 @@ wait_gid() {
 # its index (1 if none appeared) and prints it.
 rxe0_with_gid() {
 	rdma link add rxe0 type rxe netdev eth0
-	GID=""
-	for _ in $(seq 50); do GID=$(gid_ipv4 rxe0); [ -n "$GID" ] && break; sleep 0.1; done
+	wait_gid rxe0 ::ffff:
+	GID=$(gid_ipv4 rxe0)
 	echo "rxe0 IPv4 GID index: ${GID:-none}"
 	GID=${GID:-1}
 }
@@ -231,6 +231,11 @@ bench_table() {
 # rxe_veth_pair: veth_netns rxens veth0 veth1 10.10.0 at MTU 9000, with rxe devices rxev0 on
 # veth0 and rxev1 on veth1 (shared rdma netns mode, as the kernel's rxe_rping_between_netns.sh);
 # succeeds once 10.10.0.2 answers a ping.
+# veth_pair_down: undoes rxe_veth_pair (both rxe devices, the veth pair, the namespace).
+veth_pair_down() {
+	rdma link del rxev0 && ip netns exec rxens rdma link del rxev1 &&
+		ip link del veth0 && ip netns del rxens
+}
 rxe_veth_pair() {
 	veth_netns rxens veth0 veth1 10.10.0 &&
 		ip link set veth0 mtu 9000 && ip netns exec rxens ip link set veth1 mtu 9000 &&

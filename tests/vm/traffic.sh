@@ -111,9 +111,7 @@ esac
 case " $TOPOS " in *" netns "*)
 check "netns rxens + veth0/veth1 (MTU 9000)" rxe_veth_pair
 matrix netns rxev1 rxev0 10.10.0.2 10.10.0.1 rxens
-check "rdma link del rxev0, rxev1; netns and veth removed" sh -ec '
-	rdma link del rxev0; ip netns exec rxens rdma link del rxev1
-	ip link del veth0; ip netns del rxens'
+check "rdma link del rxev0, rxev1; netns and veth removed" veth_pair_down
 echo "input backlog drops (softnet_stat): $(softnet_drops)"
 esac
 case " $TOPOS " in *" ipv6 "*)
@@ -138,8 +136,6 @@ fi
 topo=ipv6-link-local sdev=rxev1 cdev=rxev0 ns=rxens sx=(ip netns exec rxens) oob=10.10.0.2 \
 	sgid=$(gid_with_prefix rxev1 fe80:) cgid=$(gid_with_prefix rxev0 fe80:)
 pingpong ibv_rc_pingpong -s 65536 -n "$(iters 65536)"
-check "rdma link del rxev0, rxev1; netns and veth removed" sh -ec '
-	rdma link del rxev0; ip netns exec rxens rdma link del rxev1
-	ip link del veth0; ip netns del rxens'
+check "rdma link del rxev0, rxev1; netns and veth removed" veth_pair_down
 esac
 tally
