@@ -80,6 +80,7 @@ int rxe_rs_skb_linearize(struct sk_buff *skb);
 struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb);
 unsigned int rxe_rs_skb_len(const struct sk_buff *skb);
 int rxe_rs_skb_frags_readable(const struct sk_buff *skb);
+const unsigned char *rxe_rs_skb_linear(const struct sk_buff *skb, unsigned int *len);
 int rxe_rs_skb_pieces(struct sk_buff *skb, const unsigned char **ptrs, unsigned int *lens,
 		      unsigned int max);
 int rxe_rs_skb_pull_headers(struct sk_buff *skb, unsigned int len);

@@ -421,6 +421,15 @@ int rxe_rs_skb_frags_readable(const struct sk_buff *skb)
 	return sh->nr_frags;
 }
 
+/* The packet from skb->data on if it is all linear (`*len` bytes), else NULL. */
+const unsigned char *rxe_rs_skb_linear(const struct sk_buff *skb, unsigned int *len)
+{
+	if (skb->data_len)
+		return NULL;
+	*len = skb->len;
+	return skb->data;
+}
+
 /*
  * The packet from skb->data on, in place: the linear part, then each page fragment, into
  * `ptrs`/`lens` (at most `max`); how many, or -1 if it cannot be read so (a fragment list, a

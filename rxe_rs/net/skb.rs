@@ -90,6 +90,10 @@ impl SkBuff {
     /// if it cannot be read so (chained skbs, a fragment outside the direct map, more
     /// fragments than a [`Parts`] holds): linearize it first.
     pub(crate) fn parts(&self) -> Option<Parts<'_>> {
+        // Most received packets are linear (a driver's `build_skb` of a frame).
+        if let Some(bytes) = self.linear() {
+            return Some(Parts::from_slice(bytes));
+        }
         let mut ptrs = [core::ptr::null::<u8>(); MAX_PARTS];
         let mut lens = [0u32; MAX_PARTS];
         // SAFETY: we own the skb; both arrays hold `MAX_PARTS` entries, the most the shim fills.
@@ -111,6 +115,20 @@ impl SkBuff {
             parts.push(bytes).ok()?;
         }
         Some(parts)
+    }
+
+    /// The packet from `skb->data` on, if it has no page fragments.
+    #[inline]
+    pub(crate) fn linear(&self) -> Option<&[u8]> {
+        let mut len = 0u32;
+        // SAFETY: we own the skb; the shim writes `len` only.
+        let ptr = unsafe { ffi::rxe_rs_skb_linear(self.0.as_ptr(), &mut len) };
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: the shim gave the skb's linear data, `len` bytes, all of the packet; we own
+        // the skb for the lifetime of the returned slice.
+        Some(unsafe { core::slice::from_raw_parts(ptr, len as usize) })
     }
 
     /// Makes the first `len` bytes from `skb->data` (or all, if fewer) linear (`pskb_may_pull`).

@@ -218,6 +218,9 @@ pub(crate) fn receive_on(
 /// header, read in place (the receive path made sure it can be) and checked once more.
 #[inline]
 pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
+    if let Some(bytes) = skb.linear() {
+        return Packet::parse(bytes.get(UDP_HDR_LEN..)?).ok();
+    }
     Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()
 }
 
