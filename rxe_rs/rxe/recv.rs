@@ -72,13 +72,24 @@ fn accepts(qp: &QpShared, transport: Transport) -> bool {
     }
 }
 
-/// What the checks found: the destination, the packet's transport, and whether it is a request.
-fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<(Dest, Transport, bool)> {
+/// What the checks found about a packet.
+struct Checked {
+    dest: Dest,
+    transport: Transport,
+    is_request: bool,
+    /// Bytes of its IP header.
+    ip_len: usize,
+}
+
+/// Checks a packet and finds where it goes.
+fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<Checked> {
     let parts = skb.parts()?;
     let udp = parts.first().first_chunk::<UDP_HDR_LEN>()?;
     let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
     let payload = parts.range(UDP_HDR_LEN, udp_len)?;
-    let ip = IpHeader::parse(skb.ip_header()).ok()?;
+    let ip_header = skb.ip_header();
+    let ip_len = ip_header.len();
+    let ip = IpHeader::parse(ip_header).ok()?;
     if origin == Origin::Wire {
         icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?;
     }
@@ -106,13 +117,23 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<(Dest, Tr
                 gid
             }
         };
-        return is_multicast_gid(&mgid).then_some((Dest::Multicast(mgid), transport, is_request));
+        return is_multicast_gid(&mgid).then_some(Checked {
+            dest: Dest::Multicast(mgid),
+            transport,
+            is_request,
+            ip_len,
+        });
     }
     let qp = dev.data().qps().get(route.qpn)?;
     if !accepts(&qp, transport) {
         return None;
     }
-    Some((Dest::Qp(qp), transport, is_request))
+    Some(Checked {
+        dest: Dest::Qp(qp),
+        transport,
+        is_request,
+        ip_len,
+    })
 }
 
 /// User QPs that looped-back packets were queued to, for the context that sent them to run when
@@ -176,14 +197,20 @@ pub(crate) fn receive_on(
     origin: Origin,
     woken: Option<&mut Woken>,
 ) {
-    let Some((dest, transport, is_request)) = check(dev, &skb, origin) else {
+    let Some(Checked {
+        dest,
+        transport,
+        is_request,
+        ip_len,
+    }) = check(dev, &skb, origin)
+    else {
         return;
     };
     dev.data().shared().count(Counter::RcvdPkts);
     // As the C driver: the whole IP packet, as `sent_bytes` counts it on the other side.
     dev.data()
         .shared()
-        .count_bytes(Counter::RcvdBytes, skb.ip_header().len() + skb.len());
+        .count_bytes(Counter::RcvdBytes, ip_len + skb.len());
     match dest {
         Dest::Qp(qp) => deliver(&qp, is_request, skb, woken),
         Dest::Multicast(mgid) => {
