@@ -24,7 +24,9 @@ answers. The device as the responder:
     other than its RETH length, a middle packet without a first, a misaligned atomic, a SEND
     longer than its receive buffer): the NAK code, and the QP in ERROR;
   - a UD datagram landing after its GRH, another Q_Key's dropped;
-  - on UC, a message with a packet lost dropped whole and unanswered, the next one taken.
+  - on UC, a message with a packet lost dropped whole and unanswered, the next one taken;
+  - beyond one message: UC SENDs and WRITEs with immediate of three packets, UD datagrams in a
+    row, RC QPs sharing an SRQ (its receives taken in order by either QP, RNR NAK once empty).
 The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes; ACKs, a READ
 response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
 sending again (a WRITE from its MIDDLE); retries running out; an atomic's original value; a
@@ -51,6 +53,7 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 from guestcheck import DRIVER, check, tally, wc_name
@@ -69,7 +72,7 @@ SEND_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST = 0x04, 0x06, 0x07, 0x08
 READ_RESPONSE_FIRST, READ_RESPONSE_MIDDLE, READ_RESPONSE_LAST = 0x0d, 0x0e, 0x0f
 WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
 ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, COMPARE_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
-WRITE_ONLY_IMM = 0x0b
+WRITE_ONLY_IMM, WRITE_LAST_IMM = 0x0b, 0x09
 FLUSH, ATOMIC_WRITE = 0x1c, 0x1d
 UD_SEND_ONLY = 0x64
 # AETH syndromes (IBA 9.7.5.1): ACK 000xxxxx, RNR NAK 001ttttt, NAK 011ccccc.
@@ -204,11 +207,12 @@ class DeviceQp:
     `recv_len` bytes posted."""
 
     def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14,
-                 access=LW | RW | RR | RA, rd_atomic=4, qp_type=e.IBV_QPT_RC):
+                 access=LW | RW | RR | RA, rd_atomic=4, qp_type=e.IBV_QPT_RC, srq=None):
         self.env = env
         self.cq = CQ(env.ctx, 32, None, None, 0)
         cap = QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
-        self.qp = QP(env.pd, QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap))
+        self.qp = QP(env.pd, QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap,
+                                        srq=srq))
         attr = QPAttr(port_num=1)
         attr.qp_access_flags = access
         attr.path_mtu = e.IBV_MTU_1024
@@ -223,7 +227,7 @@ class DeviceQp:
         self.qpn = self.qp.qp_num
         self.mr = env.mr
         self.mr.write(bytes(65536), 65536)
-        for i in range(recvs):
+        for i in range(0 if srq else recvs):
             self.qp.post_recv(RecvWR(wr_id=i, num_sge=1,
                                      sg=[SGE(self.mr.buf + 32768 + i * 4096, recv_len,
                                              self.mr.lkey)]))
@@ -585,6 +589,97 @@ def case_uc(env):
     r.close()
 
 
+def case_more_messages(env):
+    """UC and UD beyond one message, RC QPs on an SRQ."""
+    w = env.wire
+    r = DeviceQp(env, qp_type=e.IBV_QPT_UC, access=LW | RW, recvs=3)
+    parts = [os.urandom(MTU), os.urandom(MTU), os.urandom(100)]
+    for i, op in enumerate((SEND_FIRST, SEND_MIDDLE, SEND_LAST)):
+        w.send(packet(bth(UC | op, r.qpn, PSN + i, ack_req=False), parts[i]))
+    wcs = r.completions()
+    check('UC SEND FIRST, MIDDLE, LAST: one receive of 2,148 bytes, the message whole, '
+          'no answer', [(x.status, x.byte_len) for x in wcs] == [(e.IBV_WC_SUCCESS, 2 * MTU + 100)]
+          and r.mr.read(2 * MTU + 100, 32768) == b''.join(parts) and not w.replies(timeout=0.1),
+          [(wc_name(x.status), x.byte_len) for x in wcs])
+    data = [os.urandom(MTU), os.urandom(MTU), os.urandom(MTU)]
+    w.send(packet(bth(UC | WRITE_FIRST, r.qpn, PSN + 3, ack_req=False) +
+                  reth(r.mr.buf + 4096, r.mr.rkey, 3 * MTU), data[0]))
+    w.send(packet(bth(UC | WRITE_MIDDLE, r.qpn, PSN + 4, ack_req=False), data[1]))
+    w.send(packet(bth(UC | WRITE_LAST_IMM, r.qpn, PSN + 5, ack_req=False) +
+                  struct.pack('!I', 0xc0ffee), data[2]))
+    wcs = r.completions()
+    check('  a UC WRITE FIRST, MIDDLE, LAST with immediate: the 3 KiB land, a receive completes '
+          'RECV_RDMA_WITH_IMM of 3,072 bytes with the immediate',
+          len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+          wcs[0].opcode == e.IBV_WC_RECV_RDMA_WITH_IMM and wcs[0].byte_len == 3 * MTU and
+          socket.ntohl(wcs[0].imm_data) == 0xc0ffee and
+          r.mr.read(3 * MTU, 4096) == b''.join(data),
+          [(wc_name(x.status), x.opcode, x.byte_len, hex(x.imm_data)) for x in wcs])
+    w.send(packet(bth(UC | SEND_ONLY, r.qpn, PSN + 6, ack_req=False), b'z' * 8))
+    wcs = r.completions()
+    check('  then a SEND ONLY: the third receive, 8 bytes, the QP still RTS',
+          [(x.status, x.byte_len, x.wr_id) for x in wcs] == [(e.IBV_WC_SUCCESS, 8, 2)] and
+          r.state() == e.IBV_QPS_RTS, [(wc_name(x.status), x.byte_len, x.wr_id) for x in wcs])
+    r.close()
+
+    qkey = 0x22222222
+    cq = CQ(env.ctx, 8, None, None, 0)
+    cap = QPCap(max_send_wr=2, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, cap=cap))
+    attr = QPAttr(port_num=1)
+    attr.qkey, attr.sq_psn = qkey, 0
+    qp.to_rts(attr)
+    mr = env.mr
+    mr.write(bytes(65536), 65536)
+    for i in range(3):
+        qp.post_recv(RecvWR(wr_id=i, num_sge=1,
+                            sg=[SGE(mr.buf + 32768 + i * 4096, 40 + 512, mr.lkey)]))
+    grams = [os.urandom(n) for n in (1, 256, 512)]
+    for i, g in enumerate(grams):
+        w.send(packet(bth(UD_SEND_ONLY, qp.qp_num, 9 + i, ack_req=False,
+                          pad=(4 - len(g) % 4) % 4) + struct.pack('!II', qkey, PEER_QPN), g))
+    time.sleep(0.3 * SLOW)
+    n, wcs = cq.poll(4)
+    check('three UD datagrams in a row: three receives in order, each 40 + its bytes',
+          [(x.status, x.wr_id, x.byte_len) for x in wcs[:n]] ==
+          [(e.IBV_WC_SUCCESS, i, 40 + len(g)) for i, g in enumerate(grams)] and
+          all(mr.read(len(g), 32768 + i * 4096 + 40) == g for i, g in enumerate(grams)),
+          [(wc_name(x.status), x.wr_id, x.byte_len) for x in wcs[:n]])
+    qp.close()
+    cq.close()
+
+    srq = SRQ(env.pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=1)))
+    a, b = DeviceQp(env, srq=srq), DeviceQp(env, srq=srq)
+    for i in range(2):
+        srq.post_recv(RecvWR(wr_id=10 + i, num_sge=1,
+                             sg=[SGE(a.mr.buf + 32768 + i * 4096, 4096, a.mr.lkey)]))
+    for which, q, body in (('second', b, b'b' * 24), ('first', a, b'a' * 48)):
+        w.send(packet(bth(SEND_ONLY, q.qpn, PSN), body))
+        one_reply(f'RC SEND ONLY to the {which} of two QPs on an SRQ: ACK', w.replies(),
+                  ACKNOWLEDGE, PSN, msn=1)
+    wcs = b.completions() + a.completions()
+    check('  the SRQ\'s receives taken in order: the first by the second QP (24 bytes), the '
+          'next by the first QP (48 bytes), the data in each',
+          [(x.status, x.wr_id, x.byte_len, x.qp_num) for x in wcs] ==
+          [(e.IBV_WC_SUCCESS, 10, 24, b.qpn), (e.IBV_WC_SUCCESS, 11, 48, a.qpn)] and
+          a.mr.read(24, 32768) == b'b' * 24 and a.mr.read(48, 32768 + 4096) == b'a' * 48,
+          [(wc_name(x.status), x.wr_id, x.byte_len, hex(x.qp_num)) for x in wcs])
+    w.send(packet(bth(SEND_ONLY, a.qpn, PSN + 1), b'c' * 8))
+    one_reply('  a SEND with the SRQ empty: RNR NAK with the QP\'s min_rnr_timer', w.replies(),
+              ACKNOWLEDGE, PSN + 1, syndrome=0x20 | MIN_RNR_TIMER)
+    srq.post_recv(RecvWR(wr_id=12, num_sge=1, sg=[SGE(a.mr.buf + 40960, 4096, a.mr.lkey)]))
+    w.send(packet(bth(SEND_ONLY, a.qpn, PSN + 1), b'c' * 8))
+    one_reply('  the SEND again once a receive is posted: ACK, MSN 2', w.replies(), ACKNOWLEDGE,
+              PSN + 1, msn=2)
+    wcs = a.completions()
+    check('  it lands in the new receive', [(x.status, x.wr_id, x.byte_len) for x in wcs] ==
+          [(e.IBV_WC_SUCCESS, 12, 8)] and a.mr.read(8, 40960) == b'c' * 8,
+          [(wc_name(x.status), x.wr_id, x.byte_len) for x in wcs])
+    a.close()
+    b.close()
+    srq.close()
+
+
 def case_class_c(env):
     """Class C errors: a NAK with the code, the QP to ERROR."""
     w = env.wire
@@ -855,7 +950,8 @@ def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
     for case in (case_dropped, case_sequence, case_operations, case_atomic_write_flush,
-                 case_messages, case_ud, case_uc, case_class_c, case_requester):
+                 case_messages, case_ud, case_uc, case_more_messages, case_class_c,
+                 case_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
