@@ -9,6 +9,10 @@
 # instructions per message on either side. Tests, sizes and MTU as in bench.sh (TESTS, BW_ITERS,
 # LAT_ITERS, RATE_ITERS, MTU), with fewer default iterations: each packet crosses two emulated
 # NICs. A test that fails or times out is FAIL; exits 1 if any did.
+# RPS=1: each side steers received packets over both CPUs by flow (Receive Packet Steering, the
+# software form of a multi-queue NIC's RSS; each QP has its own UDP source port). RPS=0 or 1:
+# each side prints, per test, each CPU's kernel time (system and softirq ticks of USER_HZ): where
+# the QPs' work ran.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -24,6 +28,9 @@ DRIVERS=${DRIVERS:-c rs}
 # at once, varies from run to run (168 M instructions of one test's 285 M in one profile).
 echo never >/sys/kernel/mm/transparent_hugepage/enabled
 peer_listen || { echo "wire-bench: no control channel"; exit 1; }
+[ "${RPS:-0}" = 0 ] || echo 3 >/sys/class/net/eth0/queues/rx-0/rps_cpus || exit
+# cpu_kernel_ticks: "cpuN system softirq" for each CPU.
+cpu_kernel_ticks() { awk '$1 ~ /^cpu[0-9]+$/ { print $1, $4, $8 }' /proc/stat; }
 port=18700 n=0
 declare -A result
 
@@ -35,6 +42,7 @@ perf() {
 	gid=$(gid_ipv4 rxe0)
 	cmd=("$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port")
 	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
+	cpu_kernel_ticks >/tmp/ticks.0
 	if [ "$ROLE" = b ]; then
 		spawn_ready "$TEST_TIMEOUT" "tcp_listening $port" "/tmp/$t.out" "${cmd[@]}"
 		peer_tell "ready $n" || return
@@ -45,6 +53,9 @@ perf() {
 		timeout -k 5 "$TEST_TIMEOUT" "${cmd[@]}" "$PEER_IP" >"/tmp/$t.out" 2>&1
 		rc=$?
 	fi
+	cpu_kernel_ticks >/tmp/ticks.1
+	[ -z "${RPS:-}" ] || paste -d ' ' /tmp/ticks.0 /tmp/ticks.1 |
+		awk -v who="$drv $t $ROLE" '{ printf "%s %s: system %d softirq %d\n", who, $1, $5 - $2, $6 - $3 }' >&2
 	[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}-$ROLE" || return
 	peer_tell "done $n $rc" || return
 	line=$(peer_hear "done $n" "$TEST_TIMEOUT") || return
@@ -63,6 +74,7 @@ for drv in $DRIVERS; do
 	for t in $TESTS; do
 		port=$((port + 1)) n=$((n + 1))
 		v=$(perf "$t" 2>/tmp/perf.err)
+		grep -E "^$drv $t [ab] cpu[0-9]+:" /tmp/perf.err
 		[ "$ROLE" = a ] || continue
 		if [ -n "$v" ]; then
 			result[$drv,$t]=$v
