@@ -515,10 +515,9 @@ def case_messages(env):
         w.drain()
 
 
-def case_ud(env):
-    """A UD QP: a datagram with its Q_Key lands after its GRH; another Q_Key is dropped."""
-    w = env.wire
-    qkey = 0x11111111
+def ud_qp(env, qkey, recvs, recv_len):
+    """A UD QP of the device with Q_Key `qkey` in RTS, and its CQ; `recvs` receives of
+    `recv_len` bytes posted, 4 KiB apart from the middle of the (zeroed) MR on."""
     cq = CQ(env.ctx, 8, None, None, 0)
     cap = QPCap(max_send_wr=2, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
     qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, cap=cap))
@@ -527,9 +526,18 @@ def case_ud(env):
     qp.to_rts(attr)
     mr = env.mr
     mr.write(bytes(65536), 65536)
-    for i in range(2):
+    for i in range(recvs):
         qp.post_recv(RecvWR(wr_id=i, num_sge=1,
-                            sg=[SGE(mr.buf + 32768 + i * 4096, 40 + 256, mr.lkey)]))
+                            sg=[SGE(mr.buf + 32768 + i * 4096, recv_len, mr.lkey)]))
+    return cq, qp
+
+
+def case_ud(env):
+    """A UD QP: a datagram with its Q_Key lands after its GRH; another Q_Key is dropped."""
+    w = env.wire
+    qkey = 0x11111111
+    cq, qp = ud_qp(env, qkey, recvs=2, recv_len=40 + 256)
+    mr = env.mr
     data = os.urandom(64)
     w.send(packet(bth(UD_SEND_ONLY, qp.qp_num, 5, ack_req=False) +
                   struct.pack('!II', qkey ^ 1, PEER_QPN), data))
@@ -623,17 +631,8 @@ def case_more_messages(env):
     r.close()
 
     qkey = 0x22222222
-    cq = CQ(env.ctx, 8, None, None, 0)
-    cap = QPCap(max_send_wr=2, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-    qp = QP(env.pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, cap=cap))
-    attr = QPAttr(port_num=1)
-    attr.qkey, attr.sq_psn = qkey, 0
-    qp.to_rts(attr)
+    cq, qp = ud_qp(env, qkey, recvs=3, recv_len=40 + 512)
     mr = env.mr
-    mr.write(bytes(65536), 65536)
-    for i in range(3):
-        qp.post_recv(RecvWR(wr_id=i, num_sge=1,
-                            sg=[SGE(mr.buf + 32768 + i * 4096, 40 + 512, mr.lkey)]))
     grams = [os.urandom(n) for n in (1, 256, 512)]
     for i, g in enumerate(grams):
         w.send(packet(bth(UD_SEND_ONLY, qp.qp_num, 9 + i, ack_req=False,
