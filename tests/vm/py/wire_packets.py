@@ -26,7 +26,9 @@ answers. The device as the responder:
   - a UD datagram landing after its GRH, another Q_Key's dropped;
   - on UC, a message with a packet lost dropped whole and unanswered, the next one taken;
   - beyond one message: UC SENDs and WRITEs with immediate of three packets, UD datagrams in a
-    row, RC QPs sharing an SRQ (its receives taken in order by either QP, RNR NAK once empty).
+    row, RC QPs sharing an SRQ (its receives taken in order by either QP, RNR NAK once empty);
+  - a SEND with invalidate of a type 2 window the QP bound: received WITH_INV and its rkey, a
+    WRITE through the window before lands, one after is NAKed remote access error.
 The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes; ACKs, a READ
 response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
 sending again (a WRITE from its MIDDLE); retries running out; an atomic's original value; a
@@ -35,7 +37,8 @@ ACK, a READ response to a SEND.
 C's known departures are expected of C, and said so: a SEND longer than its receive NAKed
 remote operational error (not invalid request); on UC, the message after one with a packet
 lost dropped when it starts right after the gap; a READ answered by a plain ACK completed as a
-success without its data; a READ response to a SEND completed FATAL_ERR (not BAD_RESP_ERR).
+success without its data; a READ response to a SEND completed FATAL_ERR (not BAD_RESP_ERR); an
+RC receive flagged IB_WC_GRH (no GRH is in its buffer).
 Every check prints "ok   ..." or "FAIL ..."; the exit status is 1 if one failed.
 """
 import os
@@ -50,7 +53,7 @@ import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
-from pyverbs.mr import MR
+from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
@@ -73,6 +76,7 @@ READ_RESPONSE_FIRST, READ_RESPONSE_MIDDLE, READ_RESPONSE_LAST = 0x0d, 0x0e, 0x0f
 WRITE_ONLY, READ_REQUEST, READ_RESPONSE_ONLY = 0x0a, 0x0c, 0x10
 ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE, COMPARE_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 WRITE_ONLY_IMM, WRITE_LAST_IMM = 0x0b, 0x09
+SEND_ONLY_INV = 0x17
 FLUSH, ATOMIC_WRITE = 0x1c, 0x1d
 UD_SEND_ONLY = 0x64
 # AETH syndromes (IBA 9.7.5.1): ACK 000xxxxx, RNR NAK 001ttttt, NAK 011ccccc.
@@ -679,6 +683,51 @@ def case_more_messages(env):
     srq.close()
 
 
+def case_send_with_invalidate(env):
+    """SEND with invalidate of a type 2 memory window."""
+    w = env.wire
+    r = DeviceQp(env, recvs=1)
+    mr = MR(env.pd, 65536, LW | RW | e.IBV_ACCESS_MW_BIND)
+    mw = MW(env.pd, e.IBV_MW_TYPE_2)
+    bind = SendWR(wr_id=0xb1, opcode=e.IBV_WR_BIND_MW, send_flags=e.IBV_SEND_SIGNALED)
+    bind.set_bind_wr(mw, MWBindInfo(mr, mr.buf, 4096, e.IBV_ACCESS_REMOTE_WRITE))
+    r.qp.post_send(bind)
+    wcs = r.completions()
+    rkey = bind.rkey
+    check('BIND_MW of a type 2 window over 4 KiB, on the QP: completes, nothing sent',
+          [(x.wr_id, x.status) for x in wcs] == [(0xb1, e.IBV_WC_SUCCESS)] and
+          not w.replies(timeout=0.1), [(hex(x.wr_id), wc_name(x.status)) for x in wcs])
+    data = os.urandom(64)
+    w.send(packet(bth(WRITE_ONLY, r.qpn, PSN) + reth(mr.buf + 128, rkey, 64), data))
+    one_reply('  an RDMA WRITE through the window: ACK', w.replies(), ACKNOWLEDGE, PSN, msn=1)
+    check('  its bytes land in the MR', mr.read(64, 128) == data)
+    w.send(packet(bth(SEND_ONLY_INV, r.qpn, PSN + 1) + struct.pack('!I', rkey), b's' * 16))
+    one_reply('a SEND ONLY with invalidate naming the window: ACK, MSN 2', w.replies(),
+              ACKNOWLEDGE, PSN + 1, msn=2)
+    wcs = r.completions()
+    # ibv_wc's invalidated_rkey shares imm_data's place (host order), which pyverbs names. The
+    # flag is the kernel's IB_WC_WITH_INVALIDATE (1 << 2): both drivers' CQEs carry the
+    # kernel's wc_flags, which librxe hands on as they are (libibverbs' IBV_WC_WITH_INV is
+    # 1 << 3). IB_WC_GRH (1) says the buffer starts with a GRH, which only a datagram's does;
+    # C sets it on every receive of a user QP.
+    flags, what = ((1 << 2, 'the flag alone') if DRIVER == 'rs' else
+                   (1 << 2 | 1, "C's known departure: with IB_WC_GRH on an RC receive"))
+    check(f'  the receive completes with invalidate, the window\'s rkey ({what})',
+          len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+          wcs[0].wc_flags == flags and wcs[0].imm_data == rkey and
+          r.mr.read(16, 32768) == b's' * 16,
+          f'rkey {rkey:#x}: ' + str([(wc_name(x.status), x.wc_flags, hex(x.imm_data))
+                                     for x in wcs]))
+    w.send(packet(bth(WRITE_ONLY, r.qpn, PSN + 2) + reth(mr.buf + 256, rkey, 64), data))
+    one_reply('  an RDMA WRITE through the invalidated window: NAK remote access error',
+              w.replies(), ACKNOWLEDGE, PSN + 2, syndrome=NAK_REM_ACC)
+    check('  nothing written, the QP in ERROR', mr.read(64, 256) == bytes(64) and
+          r.state() == e.IBV_QPS_ERR, f'state {r.state()}')
+    r.close()
+    mw.close()
+    mr.close()
+
+
 def case_class_c(env):
     """Class C errors: a NAK with the code, the QP to ERROR."""
     w = env.wire
@@ -949,8 +998,8 @@ def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
     for case in (case_dropped, case_sequence, case_operations, case_atomic_write_flush,
-                 case_messages, case_ud, case_uc, case_more_messages, case_class_c,
-                 case_requester):
+                 case_messages, case_ud, case_uc, case_more_messages,
+                 case_send_with_invalidate, case_class_c, case_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
