@@ -33,7 +33,8 @@ The device as the requester: each request's opcode, PSN, AckReq, RETH and bytes;
 response, a duplicate ACK; each NAK code's completion status; RNR and sequence NAKs answered by
 sending again (a WRITE from its MIDDLE); retries running out; an atomic's original value; a
 READ's MIDDLE response lost; a READ response longer than its READ, a READ answered by a plain
-ACK, a READ response to a SEND.
+ACK, a READ response to a SEND; an ATOMIC WRITE's and a FLUSH's requests (RETH and value,
+FETH and RETH) and their completions on a zero-length READ RESPONSE ONLY.
 C's known departures are expected of C, and said so: a SEND longer than its receive NAKed
 remote operational error (not invalid request); on UC, the message after one with a packet
 lost dropped when it starts right after the gap; a READ answered by a plain ACK completed as a
@@ -55,7 +56,7 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
@@ -211,12 +212,20 @@ class DeviceQp:
     `recv_len` bytes posted."""
 
     def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14,
-                 access=LW | RW | RR | RA, rd_atomic=4, qp_type=e.IBV_QPT_RC, srq=None):
+                 access=LW | RW | RR | RA, rd_atomic=4, qp_type=e.IBV_QPT_RC, srq=None,
+                 send_ops=None):
         self.env = env
         self.cq = CQ(env.ctx, 32, None, None, 0)
         cap = QPCap(max_send_wr=4, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
-        self.qp = QP(env.pd, QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap,
-                                        srq=srq))
+        if send_ops is None:
+            self.qp = QP(env.pd, QPInitAttr(qp_type=qp_type, scq=self.cq, rcq=self.cq, cap=cap,
+                                            srq=srq))
+        else:
+            # An extended QP, for the send operations only its wr_* calls post.
+            self.qp = QPEx(env.ctx, QPInitAttrEx(
+                cap=cap, qp_type=qp_type, scq=self.cq, rcq=self.cq, pd=env.pd,
+                send_ops_flags=send_ops,
+                comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
         attr = QPAttr(port_num=1)
         attr.qp_access_flags = access
         attr.path_mtu = e.IBV_MTU_1024
@@ -994,12 +1003,48 @@ def case_requester(env):
     q.close()
 
 
+def case_atomic_write_flush_requester(env):
+    """The device as an ATOMIC WRITE and FLUSH requester."""
+    w = env.wire
+    q = DeviceQp(env, recvs=0, send_ops=e.IBV_QP_EX_WITH_ATOMIC_WRITE | e.IBV_QP_EX_WITH_FLUSH)
+
+    def post(wr_id, add):
+        q.qp.wr_start()
+        q.qp.wr_id, q.qp.wr_flags = wr_id, e.IBV_SEND_SIGNALED
+        add(q.qp)
+        q.qp.wr_complete()
+
+    value = os.urandom(8)
+    post(1, lambda qp: qp.wr_atomic_write(REMOTE_RKEY, REMOTE_VA, value))
+    requests('an ATOMIC WRITE: ATOMIC WRITE at the first PSN with AckReq, a RETH of 8 bytes, '
+             'the value', w.received(),
+             [(ATOMIC_WRITE, SPSN, True, reth(REMOTE_VA, REMOTE_RKEY, 8) + value)])
+    w.send(response(q, READ_RESPONSE_ONLY, SPSN))
+    wcs = q.completions()
+    check('  a READ RESPONSE ONLY of no bytes completes it: SUCCESS, IBV_WC_ATOMIC_WRITE',
+          [(x.status, x.opcode) for x in wcs] == [(e.IBV_WC_SUCCESS, e.IBV_WC_ATOMIC_WRITE)],
+          [(wc_name(x.status), x.opcode) for x in wcs])
+    post(2, lambda qp: qp.wr_flush(REMOTE_RKEY, REMOTE_VA + 4096, 1024, e.IBV_FLUSH_GLOBAL,
+                                   e.IBV_FLUSH_RANGE))
+    requests('a FLUSH of a range, global visibility: FLUSH with AckReq, its FETH and RETH',
+             w.received(), [(FLUSH, SPSN + 1, True,
+                             feth(e.IBV_FLUSH_RANGE, e.IBV_FLUSH_GLOBAL) +
+                             reth(REMOTE_VA + 4096, REMOTE_RKEY, 1024))])
+    w.send(response(q, READ_RESPONSE_ONLY, SPSN + 1, msn=2))
+    wcs = q.completions()
+    check('  a READ RESPONSE ONLY of no bytes completes it: SUCCESS, IBV_WC_FLUSH',
+          [(x.status, x.opcode) for x in wcs] == [(e.IBV_WC_SUCCESS, e.IBV_WC_FLUSH)],
+          [(wc_name(x.status), x.opcode) for x in wcs])
+    q.close()
+
+
 def main():
     dev, gid_index, netns = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     env = Env(dev, gid_index, netns)
     for case in (case_dropped, case_sequence, case_operations, case_atomic_write_flush,
                  case_messages, case_ud, case_uc, case_more_messages,
-                 case_send_with_invalidate, case_class_c, case_requester):
+                 case_send_with_invalidate, case_class_c, case_requester,
+                 case_atomic_write_flush_requester):
         print(f'--- {case.__doc__.splitlines()[0]}')
         case(env)
         env.wire.drain()
