@@ -246,12 +246,9 @@ pub fn verify_parts(
     udp: &[u8; UDP_HDR_LEN],
     udp_payload: &Parts<'_>,
 ) -> Result<(), Error> {
-    // A linear packet's ICRC is its last 4 bytes; `last_chunk` finds them wherever they lie.
-    let carried = match udp_payload.as_slice() {
-        Some(bytes) => bytes.last_chunk::<ICRC_LEN>().copied(),
-        None => udp_payload.last_chunk::<ICRC_LEN>(),
-    }
-    .ok_or(Error::Truncated)?;
+    let carried = udp_payload
+        .last_chunk::<ICRC_LEN>()
+        .ok_or(Error::Truncated)?;
     let computed = compute_prefix(crc32_le, ip, udp, udp_payload, udp_payload.len() - ICRC_LEN)?;
     let carried = u32::from_le_bytes(carried);
     if computed == carried {

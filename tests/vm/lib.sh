@@ -231,17 +231,17 @@ bench_table() {
 # rxe_veth_pair: veth_netns rxens veth0 veth1 10.10.0 at MTU 9000, with rxe devices rxev0 on
 # veth0 and rxev1 on veth1 (shared rdma netns mode, as the kernel's rxe_rping_between_netns.sh);
 # succeeds once 10.10.0.2 answers a ping.
-# veth_pair_down: undoes rxe_veth_pair (both rxe devices, the veth pair, the namespace).
-veth_pair_down() {
-	rdma link del rxev0 && ip netns exec rxens rdma link del rxev1 &&
-		ip link del veth0 && ip netns del rxens
-}
 rxe_veth_pair() {
 	veth_netns rxens veth0 veth1 10.10.0 &&
 		ip link set veth0 mtu 9000 && ip netns exec rxens ip link set veth1 mtu 9000 &&
 		rdma link add rxev0 type rxe netdev veth0 &&
 		ip netns exec rxens rdma link add rxev1 type rxe netdev veth1 &&
 		ping -c 1 -W 5 10.10.0.2 >/dev/null
+}
+# veth_pair_down: undoes rxe_veth_pair (both rxe devices, the veth pair, the namespace).
+veth_pair_down() {
+	rdma link del rxev0 && ip netns exec rxens rdma link del rxev1 &&
+		ip link del veth0 && ip netns del rxens
 }
 
 # rxe_up c|rs: loads that driver alone and adds rxe0 on eth0. No udev in the VM: the verbs user

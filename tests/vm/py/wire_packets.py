@@ -207,9 +207,10 @@ class Wire:
 
 
 class DeviceQp:
-    """A fresh RC QP of the device, in RTR/RTS towards PEER_QPN at PEER_IP (first PSNs: PSN
-    received, SPSN sent), with a 64 KiB MR open to every remote access and `recvs` receives of
-    `recv_len` bytes posted."""
+    """A fresh RC QP of the device (or of `qp_type`), in RTR/RTS towards PEER_QPN at PEER_IP
+    (first PSNs: PSN received, SPSN sent), with a 64 KiB MR open to every remote access and
+    `recvs` receives of `recv_len` bytes posted, unless it takes its receives from `srq`. With
+    `send_ops` (IBV_QP_EX_WITH_* flags), an extended QP."""
 
     def __init__(self, env, recvs=1, recv_len=4096, retry_cnt=7, timeout=14,
                  access=LW | RW | RR | RA, rd_atomic=4, qp_type=e.IBV_QPT_RC, srq=None,
