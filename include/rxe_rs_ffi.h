@@ -66,7 +66,7 @@ void rxe_rs_kfree_skb(struct sk_buff *skb);
 
 /* Data path: socket buffers. */
 struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len,
-				    unsigned int fill_off, unsigned int fill_len);
+				    unsigned int unzeroed);
 struct dst_entry *rxe_rs_route_lookup(struct net_device *ndev, bool ipv6, const u8 *saddr,
 				      const u8 *daddr, u32 *cookie);
 bool rxe_rs_dst_valid(struct dst_entry *dst, u32 cookie);

@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 #include <linux/highmem.h>
 #include <linux/timer.h>
+#include <linux/unaligned.h>
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/ipv6.h>
@@ -195,16 +196,18 @@ int rxe_rs_gid_attr_network_type(const struct ib_gid_attr *attr)
 /* --- Data path: socket buffers (rxe_net.c) --- */
 
 /*
- * A packet of len linear bytes, zeroed but for [fill_off, fill_off + fill_len): the payload,
- * which the caller overwrites whole (zeroing it first would be a second pass over every byte
- * sent; the allocator may have zeroed it already, with init_on_alloc).
+ * A packet of len linear bytes, zeroed from unzeroed on. The caller writes every byte before
+ * that, headers and a copied payload: zeroing them too would be a second pass over every byte
+ * sent. What is zeroed is a pad and the ICRC, 4 to 7 bytes, or nothing: two overlapping stores
+ * instead of a memset call.
  */
 struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned int len,
-				    unsigned int fill_off, unsigned int fill_len)
+				    unsigned int unzeroed)
 {
 	unsigned int hdr_len = sizeof(struct udphdr) +
 			       (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	struct sk_buff *skb;
+	unsigned int tail;
 	u8 *data;
 
 	/*
@@ -217,11 +220,16 @@ struct sk_buff *rxe_rs_skb_alloc_tx(struct net_device *ndev, bool ipv6, unsigned
 	skb_reserve(skb, hdr_len + LL_RESERVED_SPACE(ndev));
 	skb->dev = ndev;
 	skb->protocol = ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
-	if (fill_off > len || fill_len > len - fill_off)
-		fill_off = fill_len = 0;
-	data = skb_put(skb, len);
-	memset(data, 0, fill_off);
-	memset(data + fill_off + fill_len, 0, len - fill_off - fill_len);
+	if (unzeroed > len)
+		unzeroed = 0;
+	data = skb_put(skb, len) + unzeroed;
+	tail = len - unzeroed;
+	if (tail >= sizeof(u32) && tail <= 2 * sizeof(u32)) {
+		put_unaligned(0, (u32 *)data);
+		put_unaligned(0, (u32 *)(data + tail - sizeof(u32)));
+	} else {
+		memset(data, 0, tail);
+	}
 	return skb;
 }
 

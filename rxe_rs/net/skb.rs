@@ -53,22 +53,15 @@ impl SkBuff {
         ptr
     }
 
-    /// A packet to send on `netdev` with `len` bytes (BTH to ICRC), zeroed but for `fill`, which
-    /// the caller must overwrite before the packet leaves, and room in front for the UDP and IP
-    /// headers. Atomic allocation: the requester runs in bottom halves.
-    fn alloc_tx(
-        netdev: &NetDev,
-        ipv6: bool,
-        len: usize,
-        fill: core::ops::Range<usize>,
-    ) -> Result<Self> {
+    /// A packet to send on `netdev` with `len` bytes (BTH to ICRC), zeroed from `unzeroed` on:
+    /// the caller must overwrite the bytes before them before the packet leaves. Room in front for
+    /// the UDP and IP headers. Atomic allocation: the requester runs in bottom halves.
+    fn alloc_tx(netdev: &NetDev, ipv6: bool, len: usize, unzeroed: usize) -> Result<Self> {
         let len = u32::try_from(len).map_err(|_| EINVAL)?;
-        let fill_len = u32::try_from(fill.len()).map_err(|_| EINVAL)?;
-        let fill_off = u32::try_from(fill.start).map_err(|_| EINVAL)?;
+        let unzeroed = u32::try_from(unzeroed).map_err(|_| EINVAL)?;
         // SAFETY: `netdev` is valid for the call; the skb takes no reference on it (as the C
         // driver: the device outlives its QPs' packets through the device's own reference).
-        let skb =
-            unsafe { ffi::rxe_rs_skb_alloc_tx(netdev.as_raw(), ipv6, len, fill_off, fill_len) };
+        let skb = unsafe { ffi::rxe_rs_skb_alloc_tx(netdev.as_raw(), ipv6, len, unzeroed) };
         NonNull::new(skb).map(Self).ok_or(ENOMEM)
     }
 
@@ -236,6 +229,9 @@ pub(crate) struct TxSkb {
     /// The pad-and-ICRC fragment of a packet whose payload is in fragments: our own bytes,
     /// held by the skb's reference on their page.
     trailer: Option<(NonNull<u8>, usize)>,
+    /// The length of the headers, left as allocated at the start of the linear part until
+    /// [`Self::write_headers`] writes them: zeroed before the packet is sent if nobody did.
+    unwritten_headers: usize,
     /// Linear bytes left as allocated for the payload, until a [`PayloadSink`] hands them out
     /// to be written: zeroed before the packet is sent if nobody did.
     unwritten: Option<core::ops::Range<usize>>,
@@ -245,24 +241,51 @@ pub(crate) struct TxSkb {
 unsafe impl Send for TxSkb {}
 
 impl TxSkb {
-    /// A packet with `len` linear bytes, zeroed but for `payload`, which a
-    /// [`PayloadSink::by_copy`] fills (see [`SkBuff::alloc_tx`]).
+    /// A packet with `len` linear bytes: `headers` bytes of headers, which
+    /// [`Self::write_headers`] writes, `payload` bytes after them, which a
+    /// [`PayloadSink::by_copy`] fills, and zeroes after that (the pad and ICRC, or nothing).
     pub(crate) fn alloc(
         netdev: &NetDev,
         ipv6: bool,
         len: usize,
-        payload: core::ops::Range<usize>,
+        headers: usize,
+        payload: usize,
     ) -> Result<Self> {
+        let written = headers
+            .checked_add(payload)
+            .filter(|&n| n <= len)
+            .ok_or(EINVAL)?;
         Ok(Self {
-            skb: SkBuff::alloc_tx(netdev, ipv6, len, payload.clone())?,
+            skb: SkBuff::alloc_tx(netdev, ipv6, len, written)?,
             trailer: None,
-            unwritten: (!payload.is_empty()).then_some(payload),
+            unwritten_headers: headers,
+            unwritten: (payload != 0).then_some(headers..written),
         })
     }
 
-    /// Zeroes the payload bytes no [`PayloadSink::copy_buf`] handed out: no packet carries
-    /// bytes it was not given.
+    /// Writes the headers: `write` is handed their bytes, as allocated, and writes every one or
+    /// returns `false` (they are zeroed then, and the packet is not to be sent).
+    pub(crate) fn write_headers(&mut self, write: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        let len = core::mem::take(&mut self.unwritten_headers);
+        let Some(headers) = self.skb.data_mut().get_mut(..len) else {
+            return false;
+        };
+        if write(&mut *headers) {
+            return true;
+        }
+        headers.fill(0);
+        false
+    }
+
+    /// Zeroes the headers and payload bytes nobody wrote: no packet carries bytes it was not
+    /// given.
     fn zero_unwritten(&mut self) {
+        let headers = core::mem::take(&mut self.unwritten_headers);
+        if headers != 0 {
+            if let Some(bytes) = self.skb.data_mut().get_mut(..headers) {
+                bytes.fill(0);
+            }
+        }
         if let Some(range) = self.unwritten.take() {
             if let Some(bytes) = self.skb.data_mut().get_mut(range) {
                 bytes.fill(0);
@@ -320,7 +343,8 @@ impl TxSkb {
         Ok(())
     }
 
-    /// Zeroes what no sink wrote, then pushes the UDP and IP headers (see [`SkBuff::prepare`]).
+    /// Zeroes what nobody wrote, then pushes the UDP and IP headers (see [`SkBuff::prepare`]).
+    #[inline]
     pub(crate) fn prepare(&mut self, route: &Route<'_>, dst: Dst) {
         self.zero_unwritten();
         self.skb.prepare(route, dst);

@@ -15,6 +15,7 @@ use crate::proto::{
     icrc::{self, IpHeader, UDP_HDR_LEN},
     opcode::{Mask, Transport, MAX_HEADERS_LEN},
     packet::Packet,
+    parts::Parts,
     qp_state::{QpState, QpType},
 };
 use kernel::sync::Arc;
@@ -32,12 +33,15 @@ impl PacketReceiver for RxeReceiver {
             return;
         };
         // Read in place, fragments and all (no copy into one buffer, unlike C's linearising),
-        // once the headers are linear; an skb that cannot be read so is made linear.
-        if !skb.readable_in_place() && skb.linearize().is_err() {
-            return;
-        }
-        if skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).is_err() {
-            return;
+        // once the headers are linear; an skb that cannot be read so is made linear. Most are
+        // linear already (a driver's `build_skb` of a frame).
+        if skb.linear().is_none() {
+            if !skb.readable_in_place() && skb.linearize().is_err() {
+                return;
+            }
+            if skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).is_err() {
+                return;
+            }
         }
         receive_on(&dev, skb, Origin::Wire, None);
     }
@@ -81,12 +85,26 @@ struct Checked {
     ip_len: usize,
 }
 
+/// Where the UDP datagram whose header is `udp` ends, from that header's start.
+fn udp_payload_end(udp: &[u8; UDP_HDR_LEN]) -> usize {
+    usize::from(u16::from_be_bytes([udp[4], udp[5]]))
+}
+
 /// Checks a packet and finds where it goes.
 fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<Checked> {
-    let parts = skb.parts()?;
-    let udp = parts.first().first_chunk::<UDP_HDR_LEN>()?;
-    let udp_len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
-    let payload = parts.range(UDP_HDR_LEN, udp_len)?;
+    // The UDP payload, one `Parts` made for it (a linear packet's straight from its bytes).
+    let (udp, payload) = match skb.linear() {
+        Some(bytes) => {
+            let udp = bytes.first_chunk::<UDP_HDR_LEN>()?;
+            let payload = bytes.get(UDP_HDR_LEN..udp_payload_end(udp))?;
+            (udp, Parts::from_slice(payload))
+        }
+        None => {
+            let parts = skb.parts()?;
+            let udp = parts.first().first_chunk::<UDP_HDR_LEN>()?;
+            (udp, parts.range(UDP_HDR_LEN, udp_payload_end(udp))?)
+        }
+    };
     let ip_header = skb.ip_header();
     let ip_len = ip_header.len();
     let ip = IpHeader::parse(ip_header).ok()?;

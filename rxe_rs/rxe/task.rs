@@ -333,16 +333,16 @@ impl QpShared {
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
         let len = info.length + payload_len + pad + ICRC_LEN;
-        let (linear, payload) = if by_reference {
-            (info.length, 0..0)
+        let (linear, copied) = if by_reference {
+            (info.length, 0)
         } else {
-            (len, info.length..info.length + payload_len)
+            (len, payload_len)
         };
         let ipv6 = av.network_type == NetworkType::Ipv6;
-        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, payload) else {
+        let Ok(mut skb) = TxSkb::alloc(netdev, ipv6, linear, info.length, copied) else {
             return Err(BuildError::NoMemory.into());
         };
-        if !hdrs.write(&bth, info, skb.data_mut()) {
+        if !skb.write_headers(|data| hdrs.write(&bth, info, data)) {
             return Err(BuildError::Unsendable.into());
         }
         if by_reference {
