@@ -238,10 +238,9 @@ impl QpShared {
         rcu: &rcu::Guard,
         pkt: &Packet<'_>,
     ) -> bool {
-        let pkt = *pkt;
         // An ACK for every WQE up to its PSN; loop while one response completes several.
         for _ in 0..self.sq.geometry().num_slots() + 1 {
-            let outcome = self.check_response(eng, rcu, &pkt);
+            let outcome = self.check_response(eng, rcu, pkt);
             match outcome {
                 Outcome::Drop | Outcome::Consumed => return false,
                 Outcome::CompleteAndRetry => {
@@ -288,16 +287,19 @@ impl QpShared {
             return Outcome::Drop;
         }
         let head = eng.comp.consumer;
-        let info = eng.sq.info(head);
-        let Some(wqe) = info.wqe else {
+        // What the decision reads of the WQE, not a copy of it: it is taken again below when a
+        // response carries data for it.
+        let Some(view) = eng.sq.info_ref(head).and_then(|info| {
+            let wqe = info.wqe.as_ref()?;
+            Some(decide::HeadWqe {
+                state: info.state,
+                wr_opcode: wqe.opcode,
+                mask: wqe.mask,
+                sent: info.sent,
+                last_psn: info.last_psn,
+            })
+        }) else {
             return Outcome::Drop;
-        };
-        let view = decide::HeadWqe {
-            state: info.state,
-            wr_opcode: wqe.opcode,
-            mask: wqe.mask,
-            sent: info.sent,
-            last_psn: info.last_psn,
         };
         let response = decide::Response {
             psn: pkt.bth().psn,
@@ -316,8 +318,15 @@ impl QpShared {
             Check::Retry => Outcome::Retry,
             Check::Error(status) => Outcome::Error(RxeError::wqe(status, Cause::Check)),
             Check::Read { comp_psn, end } => {
+                let Some((wqe, rx_dma)) = eng
+                    .sq
+                    .info_ref(head)
+                    .and_then(|i| Some((i.wqe.as_ref()?, i.rx_dma)))
+                else {
+                    return Outcome::Drop;
+                };
                 let slot = eng.sq.slot(head);
-                let dma = match self.read_data(rcu, &wqe, slot, info.rx_dma, pkt.payload()) {
+                let dma = match self.read_data(rcu, wqe, slot, rx_dma, pkt.payload()) {
                     Ok(dma) => dma,
                     Err(e) => return Outcome::Error(e),
                 };
@@ -337,9 +346,12 @@ impl QpShared {
                 };
                 // The original value goes through the SGEs as C's `do_atomic` copies it: SGEs
                 // of fewer than 8 bytes are `LOC_PROT_ERR`.
+                let Some(wqe) = eng.sq.info_ref(head).and_then(|i| i.wqe.as_ref()) else {
+                    return Outcome::Drop;
+                };
                 let mut dma = DmaCursor::new(wqe.length);
                 let orig = ack.orig.to_ne_bytes();
-                if let Err(e) = self.scatter(rcu, &wqe, eng.sq.slot(head), &mut dma, &orig) {
+                if let Err(e) = self.scatter(rcu, wqe, eng.sq.slot(head), &mut dma, &orig) {
                     return Outcome::Error(e);
                 }
                 eng.comp.psn = comp_psn;
