@@ -16,7 +16,7 @@
 //! build, its tests and fuzzers, and the reference the accelerated one is checked against.
 
 use super::hdr::{BTH_LEN, ICRC_LEN};
-use super::opcode::{opcode_info, MAX_HEADERS_LEN};
+use super::opcode::opcode_info;
 use super::parts::Parts;
 use super::Error;
 
@@ -163,65 +163,84 @@ fn compute_prefix(
 ) -> Result<u32, Error> {
     let head = packet.first();
     let head = head.get(..len.min(head.len())).ok_or(Error::Truncated)?;
-    let [opcode, ..] = *head.first_chunk::<BTH_LEN>().ok_or(Error::Truncated)?;
-    let info = opcode_info(opcode).ok_or(Error::UnknownOpcode(opcode))?;
+    let bth = head.first_chunk::<BTH_LEN>().ok_or(Error::Truncated)?;
+    let info = opcode_info(bth[0]).ok_or(Error::UnknownOpcode(bth[0]))?;
     let headers = head.get(..info.length).ok_or(Error::Truncated)?;
-    if info.icrc_payload_offset() > len {
+    let payload_at = info.icrc_payload_offset();
+    if payload_at > len {
         return Err(Error::Truncated);
     }
-
-    // Every header masked in one buffer, for one CRC call: the kernel's crc32_le() runs short
-    // inputs a byte at a time and longer ones vectorised, so one call of ~60 bytes costs less
-    // than five of 8 to 40.
-    let mut masked = [0u8; IPV6_HDR_LEN + UDP_HDR_LEN + MAX_HEADERS_LEN];
-    let ip_len = match ip {
-        IpHeader::V4(header) => {
-            masked[..IPV4_HDR_LEN].copy_from_slice(header);
-            masked[1] = 0xff; // type of service
-            masked[8] = 0xff; // time to live
-            masked[10] = 0xff; // header checksum
-            masked[11] = 0xff;
-            IPV4_HDR_LEN
-        }
-        IpHeader::V6(header) => {
-            masked[..IPV6_HDR_LEN].copy_from_slice(header);
-            masked[0] |= 0x0f; // traffic class, high nibble
-            masked[1] = 0xff; // traffic class, low nibble, and flow label
-            masked[2] = 0xff;
-            masked[3] = 0xff;
-            masked[7] = 0xff; // hop limit
-            IPV6_HDR_LEN
-        }
+    // The masked fields are the IP, UDP and BTH headers': those are copied and masked, and the
+    // bytes after the BTH are read where they are.
+    let mut crc = match ip {
+        IpHeader::V4(header) => crc32_le(ICRC_SEED, &masked_v4(header, udp, bth)),
+        IpHeader::V6(header) => crc32_le(ICRC_SEED, &masked_v6(header, udp, bth)),
     };
-    let bth_at = ip_len + UDP_HDR_LEN;
-    let end = bth_at + headers.len();
-    masked[ip_len..bth_at].copy_from_slice(udp);
-    masked[bth_at - 2] = 0xff; // UDP checksum
-    masked[bth_at - 1] = 0xff;
-    // A copy of a constant length is a few moves, not a `memcpy` call; the bytes past the
-    // headers are not in the CRC.
-    match (
-        masked.get_mut(bth_at..bth_at + MAX_HEADERS_LEN),
-        head.first_chunk::<MAX_HEADERS_LEN>(),
-    ) {
-        (Some(to), Some(from)) => to.copy_from_slice(from),
-        _ => masked
-            .get_mut(bth_at..end)
-            .ok_or(Error::Truncated)?
-            .copy_from_slice(headers),
-    }
-    masked[bth_at + 4] = 0xff; // BTH: FECN, BECN and 6 reserved bits
-    let mut crc = crc32_le(ICRC_SEED, &masked[..end]);
-    let payload_at = info.icrc_payload_offset();
+    // The extension headers and the payload after them, in one call when they follow each
+    // other (every opcode but the two whose payload offset is 0: their headers go in twice).
+    let rest_at = if payload_at == info.length {
+        BTH_LEN
+    } else {
+        crc = crc32_le(crc, &headers[BTH_LEN..]);
+        payload_at
+    };
     if len <= head.len() {
         // All in the first piece (a linear packet).
-        crc = crc32_le(crc, head.get(payload_at..).ok_or(Error::Truncated)?);
+        crc = crc32_le(crc, head.get(rest_at..).ok_or(Error::Truncated)?);
     } else {
-        for piece in packet.iter_range(payload_at, len) {
+        for piece in packet.iter_range(rest_at, len) {
             crc = crc32_le(crc, piece);
         }
     }
     Ok(!crc)
+}
+
+/// The IPv4, UDP and BTH headers as the ICRC covers them: type of service, time to live,
+/// header checksum, UDP checksum and the BTH's FECN/BECN byte set to ones. Arrays of a fixed
+/// size, written whole: no zeroing first.
+fn masked_v4(
+    ip: &[u8; IPV4_HDR_LEN],
+    udp: &[u8; UDP_HDR_LEN],
+    bth: &[u8; BTH_LEN],
+) -> [u8; IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN] {
+    let mut m = [0u8; IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN];
+    m[..IPV4_HDR_LEN].copy_from_slice(ip);
+    m[IPV4_HDR_LEN..IPV4_HDR_LEN + UDP_HDR_LEN].copy_from_slice(udp);
+    m[IPV4_HDR_LEN + UDP_HDR_LEN..].copy_from_slice(bth);
+    m[1] = 0xff; // type of service
+    m[8] = 0xff; // time to live
+    m[10] = 0xff; // header checksum
+    m[11] = 0xff;
+    mask_udp_bth(&mut m, IPV4_HDR_LEN);
+    m
+}
+
+/// [`masked_v4`] for IPv6: traffic class, flow label and hop limit set to ones.
+fn masked_v6(
+    ip: &[u8; IPV6_HDR_LEN],
+    udp: &[u8; UDP_HDR_LEN],
+    bth: &[u8; BTH_LEN],
+) -> [u8; IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN] {
+    let mut m = [0u8; IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN];
+    m[..IPV6_HDR_LEN].copy_from_slice(ip);
+    m[IPV6_HDR_LEN..IPV6_HDR_LEN + UDP_HDR_LEN].copy_from_slice(udp);
+    m[IPV6_HDR_LEN + UDP_HDR_LEN..].copy_from_slice(bth);
+    m[0] |= 0x0f; // traffic class, high nibble
+    m[1] = 0xff; // traffic class, low nibble, and flow label
+    m[2] = 0xff;
+    m[3] = 0xff;
+    m[7] = 0xff; // hop limit
+    mask_udp_bth(&mut m, IPV6_HDR_LEN);
+    m
+}
+
+/// Masks the UDP checksum and the BTH's FECN/BECN byte of the headers from `ip_len` on.
+#[inline(always)]
+fn mask_udp_bth(m: &mut [u8], ip_len: usize) {
+    let bth_at = ip_len + UDP_HDR_LEN;
+    m[bth_at - 2] = 0xff; // UDP checksum
+    m[bth_at - 1] = 0xff;
+    m[bth_at + 4] = 0xff; // BTH: FECN, BECN and 6 reserved bits
 }
 
 /// Checks the ICRC at the end of `udp_payload` (BTH to ICRC).
