@@ -139,7 +139,7 @@ pub fn compute_with(
     udp: &[u8; UDP_HDR_LEN],
     packet: &[u8],
 ) -> Result<u32, Error> {
-    compute_parts(crc32_le, ip, udp, &Parts::from_slice(packet))
+    compute_linear(crc32_le, ip, udp, packet)
 }
 
 /// [`compute_with`] over a packet in pieces (BTH to ICRC, the ICRC left out), its headers in
@@ -162,37 +162,64 @@ fn compute_prefix(
     len: usize,
 ) -> Result<u32, Error> {
     let head = packet.first();
-    let head = head.get(..len.min(head.len())).ok_or(Error::Truncated)?;
+    if let Some(linear) = head.get(..len) {
+        return compute_linear(crc32_le, ip, udp, linear);
+    }
+    let (mut crc, rest_at) = headers_crc(&crc32_le, ip, udp, head, len)?;
+    for piece in packet.iter_range(rest_at, len) {
+        crc = crc32_le(crc, piece);
+    }
+    Ok(!crc)
+}
+
+/// [`compute_with`] over one slice: no [`Parts`] made for it (a packet sent from its linear
+/// bytes).
+#[inline(always)]
+fn compute_linear(
+    crc32_le: impl Fn(u32, &[u8]) -> u32,
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    packet: &[u8],
+) -> Result<u32, Error> {
+    let (crc, rest_at) = headers_crc(&crc32_le, ip, udp, packet, packet.len())?;
+    Ok(!crc32_le(
+        crc,
+        packet.get(rest_at..).ok_or(Error::Truncated)?,
+    ))
+}
+
+/// The CRC of a packet of `len` bytes up to where the rest of it is read in place, and that
+/// offset: its masked IP, UDP and BTH headers (copied), then, for the two opcodes whose payload
+/// offset is 0, its extension headers (they go in twice). `head` holds every header.
+#[inline(always)]
+fn headers_crc(
+    crc32_le: &impl Fn(u32, &[u8]) -> u32,
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    head: &[u8],
+    len: usize,
+) -> Result<(u32, usize), Error> {
     let bth = head.first_chunk::<BTH_LEN>().ok_or(Error::Truncated)?;
     let info = opcode_info(bth[0]).ok_or(Error::UnknownOpcode(bth[0]))?;
-    let headers = head.get(..info.length).ok_or(Error::Truncated)?;
+    let headers = head
+        .get(..info.length)
+        .filter(|h| h.len() <= len)
+        .ok_or(Error::Truncated)?;
     let payload_at = info.icrc_payload_offset();
     if payload_at > len {
         return Err(Error::Truncated);
     }
-    // The masked fields are the IP, UDP and BTH headers': those are copied and masked, and the
-    // bytes after the BTH are read where they are.
-    let mut crc = match ip {
+    let crc = match ip {
         IpHeader::V4(header) => crc32_le(ICRC_SEED, &masked_v4(header, udp, bth)),
         IpHeader::V6(header) => crc32_le(ICRC_SEED, &masked_v6(header, udp, bth)),
     };
-    // The extension headers and the payload after them, in one call when they follow each
-    // other (every opcode but the two whose payload offset is 0: their headers go in twice).
-    let rest_at = if payload_at == info.length {
-        BTH_LEN
+    // The extension headers and the payload after them are read together, in one call, when
+    // they follow each other: for every opcode but those two.
+    if payload_at == info.length {
+        Ok((crc, BTH_LEN))
     } else {
-        crc = crc32_le(crc, &headers[BTH_LEN..]);
-        payload_at
-    };
-    if len <= head.len() {
-        // All in the first piece (a linear packet).
-        crc = crc32_le(crc, head.get(rest_at..).ok_or(Error::Truncated)?);
-    } else {
-        for piece in packet.iter_range(rest_at, len) {
-            crc = crc32_le(crc, piece);
-        }
+        Ok((crc32_le(crc, &headers[BTH_LEN..]), payload_at))
     }
-    Ok(!crc)
 }
 
 /// The IPv4, UDP and BTH headers as the ICRC covers them: type of service, time to live,
@@ -255,7 +282,20 @@ pub fn verify_with(
     udp: &[u8; UDP_HDR_LEN],
     udp_payload: &[u8],
 ) -> Result<(), Error> {
-    verify_parts(crc32_le, ip, udp, &Parts::from_slice(udp_payload))
+    let (packet, carried) = udp_payload
+        .split_last_chunk::<ICRC_LEN>()
+        .ok_or(Error::Truncated)?;
+    check_carried(compute_linear(crc32_le, ip, udp, packet)?, carried)
+}
+
+/// Whether the ICRC `carried` at a packet's end is the `computed` one.
+fn check_carried(computed: u32, carried: &[u8; ICRC_LEN]) -> Result<(), Error> {
+    let carried = u32::from_le_bytes(*carried);
+    if computed == carried {
+        Ok(())
+    } else {
+        Err(Error::IcrcMismatch { computed, carried })
+    }
 }
 
 /// [`verify_with`] over a UDP payload in pieces, its headers in the first piece.
@@ -269,12 +309,7 @@ pub fn verify_parts(
         .last_chunk::<ICRC_LEN>()
         .ok_or(Error::Truncated)?;
     let computed = compute_prefix(crc32_le, ip, udp, udp_payload, udp_payload.len() - ICRC_LEN)?;
-    let carried = u32::from_le_bytes(carried);
-    if computed == carried {
-        Ok(())
-    } else {
-        Err(Error::IcrcMismatch { computed, carried })
-    }
+    check_carried(computed, &carried)
 }
 
 /// Computes the ICRC of `udp_payload` (BTH to ICRC) and stores it in its
