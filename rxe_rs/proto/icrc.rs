@@ -189,8 +189,9 @@ fn compute_linear(
 }
 
 /// The CRC of a packet of `len` bytes up to where the rest of it is read in place, and that
-/// offset: its masked IP, UDP and BTH headers (copied), then, for the two opcodes whose payload
-/// offset is 0, its extension headers (they go in twice). `head` holds every header.
+/// offset: its masked IP, UDP and BTH headers (copied), then, for the opcodes whose payload
+/// offset is 0 (FLUSH and two RD opcodes, as C's table), its extension headers: they go in
+/// twice. `head` holds every header.
 #[inline(always)]
 fn headers_crc(
     crc32_le: &impl Fn(u32, &[u8]) -> u32,
@@ -214,7 +215,7 @@ fn headers_crc(
         IpHeader::V6(header) => crc32_le(ICRC_SEED, &masked_v6(header, udp, bth)),
     };
     // The extension headers and the payload after them are read together, in one call, when
-    // they follow each other: for every opcode but those two.
+    // they follow each other: for every opcode but those.
     if payload_at == info.length {
         Ok((crc, BTH_LEN))
     } else {
