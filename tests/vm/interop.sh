@@ -29,7 +29,10 @@
 # only a loaded host, C on both ends shows it too, and the responder's answers are C's (a
 # duplicate SEND is ACKed with the last PSN executed, C9-105). Told apart by the two QPs'
 # PSNs taken while the case hangs: the C side's next send PSN behind the PSN the rs side's
-# responder expects, which no fault of the responder's can produce.
+# responder expects, which no fault of the responder's can produce. Or by the rs side having
+# finished (exit 0; its QP is gone then) while the C side hangs to its timeout: C then waits
+# on a WQE it neither completes nor retransmits (a lost ACK would end in a retry error within
+# seconds), which is the same stall whatever the peer did.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -94,6 +97,9 @@ run_case() {
 	case "$DRIVER/$PEER_DRIVER" in
 	c/rs) psn_behind "${mine% *}" "${theirs#* }" && c_stall=1 ;;
 	rs/c) psn_behind "${theirs% *}" "${mine#* }" && c_stall=1 ;;
+	esac
+	case "$DRIVER/$PEER_DRIVER/$rc/$st" in
+	c/rs/124/0 | rs/c/0/124) c_stall=1 ;;
 	esac
 	return 1
 }
