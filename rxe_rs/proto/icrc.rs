@@ -211,8 +211,23 @@ fn headers_crc(
         return Err(Error::Truncated);
     }
     let crc = match ip {
-        IpHeader::V4(header) => crc32_le(ICRC_SEED, &masked_v4(header, udp, bth)),
-        IpHeader::V6(header) => crc32_le(ICRC_SEED, &masked_v6(header, udp, bth)),
+        IpHeader::V4(header) => {
+            let mut m = masked::<{ IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN }>(header, udp, bth);
+            m[1] = 0xff; // type of service
+            m[8] = 0xff; // time to live
+            m[10] = 0xff; // header checksum
+            m[11] = 0xff;
+            crc32_le(ICRC_SEED, &m)
+        }
+        IpHeader::V6(header) => {
+            let mut m = masked::<{ IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN }>(header, udp, bth);
+            m[0] |= 0x0f; // traffic class, high nibble
+            m[1] = 0xff; // traffic class, low nibble, and flow label
+            m[2] = 0xff;
+            m[3] = 0xff;
+            m[7] = 0xff; // hop limit
+            crc32_le(ICRC_SEED, &m)
+        }
     };
     // The extension headers and the payload after them are read together, in one call, when
     // they follow each other: for every opcode but those.
@@ -223,52 +238,20 @@ fn headers_crc(
     }
 }
 
-/// The IPv4, UDP and BTH headers as the ICRC covers them: type of service, time to live,
-/// header checksum, UDP checksum and the BTH's FECN/BECN byte set to ones. Arrays of a fixed
-/// size, written whole: no zeroing first.
-fn masked_v4(
-    ip: &[u8; IPV4_HDR_LEN],
-    udp: &[u8; UDP_HDR_LEN],
-    bth: &[u8; BTH_LEN],
-) -> [u8; IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN] {
-    let mut m = [0u8; IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN];
-    m[..IPV4_HDR_LEN].copy_from_slice(ip);
-    m[IPV4_HDR_LEN..IPV4_HDR_LEN + UDP_HDR_LEN].copy_from_slice(udp);
-    m[IPV4_HDR_LEN + UDP_HDR_LEN..].copy_from_slice(bth);
-    m[1] = 0xff; // type of service
-    m[8] = 0xff; // time to live
-    m[10] = 0xff; // header checksum
-    m[11] = 0xff;
-    mask_udp_bth(&mut m, IPV4_HDR_LEN);
-    m
-}
-
-/// [`masked_v4`] for IPv6: traffic class, flow label and hop limit set to ones.
-fn masked_v6(
-    ip: &[u8; IPV6_HDR_LEN],
-    udp: &[u8; UDP_HDR_LEN],
-    bth: &[u8; BTH_LEN],
-) -> [u8; IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN] {
-    let mut m = [0u8; IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN];
-    m[..IPV6_HDR_LEN].copy_from_slice(ip);
-    m[IPV6_HDR_LEN..IPV6_HDR_LEN + UDP_HDR_LEN].copy_from_slice(udp);
-    m[IPV6_HDR_LEN + UDP_HDR_LEN..].copy_from_slice(bth);
-    m[0] |= 0x0f; // traffic class, high nibble
-    m[1] = 0xff; // traffic class, low nibble, and flow label
-    m[2] = 0xff;
-    m[3] = 0xff;
-    m[7] = 0xff; // hop limit
-    mask_udp_bth(&mut m, IPV6_HDR_LEN);
-    m
-}
-
-/// Masks the UDP checksum and the BTH's FECN/BECN byte of the headers from `ip_len` on.
+/// The IP, UDP and BTH headers as the ICRC covers them, `N` bytes, with the UDP checksum and
+/// the BTH's FECN/BECN byte set to ones (the caller masks the IP header's fields). An array of
+/// a fixed size per IP version, written whole: no zeroing first.
 #[inline(always)]
-fn mask_udp_bth(m: &mut [u8], ip_len: usize) {
-    let bth_at = ip_len + UDP_HDR_LEN;
+fn masked<const N: usize>(ip: &[u8], udp: &[u8; UDP_HDR_LEN], bth: &[u8; BTH_LEN]) -> [u8; N] {
+    let bth_at = N - BTH_LEN;
+    let mut m = [0u8; N];
+    m[..bth_at - UDP_HDR_LEN].copy_from_slice(ip);
+    m[bth_at - UDP_HDR_LEN..bth_at].copy_from_slice(udp);
+    m[bth_at..].copy_from_slice(bth);
     m[bth_at - 2] = 0xff; // UDP checksum
     m[bth_at - 1] = 0xff;
     m[bth_at + 4] = 0xff; // BTH: FECN, BECN and 6 reserved bits
+    m
 }
 
 /// Checks the ICRC at the end of `udp_payload` (BTH to ICRC).
@@ -306,6 +289,9 @@ pub fn verify_parts(
     udp: &[u8; UDP_HDR_LEN],
     udp_payload: &Parts<'_>,
 ) -> Result<(), Error> {
+    if let Some(bytes) = udp_payload.as_slice() {
+        return verify_with(crc32_le, ip, udp, bytes);
+    }
     let carried = udp_payload
         .last_chunk::<ICRC_LEN>()
         .ok_or(Error::Truncated)?;

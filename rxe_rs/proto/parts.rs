@@ -187,23 +187,15 @@ impl<'a> Parts<'a> {
         true
     }
 
-    /// The last `N` bytes, wherever the pieces split them. Inline for a linear packet's (an
-    /// ICRC, once a packet), which lie in the first piece; the pieces walked out of line.
-    #[inline]
+    /// The last `N` bytes, wherever the pieces split them.
     pub fn last_chunk<const N: usize>(&self) -> Option<[u8; N]> {
         let from = self.len().checked_sub(N)?;
+        // Most often (an ICRC) the bytes lie in the window's last piece.
         let (first, end) = (self.start as usize + from, self.start as usize + self.len());
+        // A linear packet's are in its only piece.
         if let Some(bytes) = self.pieces[0].get(first..end) {
             return bytes.first_chunk().copied();
         }
-        self.last_chunk_in_pieces(from)
-    }
-
-    /// [`Self::last_chunk`] of bytes beyond the first piece, `from` bytes into the window.
-    #[inline(never)]
-    fn last_chunk_in_pieces<const N: usize>(&self, from: usize) -> Option<[u8; N]> {
-        let (first, end) = (self.start as usize + from, self.start as usize + self.len());
-        // Most often (an ICRC) the bytes lie in the window's last piece.
         let mut at = 0;
         for piece in self.pieces() {
             let next = at + piece.len();

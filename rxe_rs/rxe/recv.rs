@@ -93,26 +93,23 @@ fn udp_payload_end(udp: &[u8; UDP_HDR_LEN]) -> usize {
 /// Checks a packet and finds where it goes.
 fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<Checked> {
     // The UDP payload, one `Parts` made for it (a linear packet's straight from its bytes).
-    let (udp, payload, linear) = match skb.linear() {
+    let (udp, payload) = match skb.linear() {
         Some(bytes) => {
             let udp = bytes.first_chunk::<UDP_HDR_LEN>()?;
             let payload = bytes.get(UDP_HDR_LEN..udp_payload_end(udp))?;
-            (udp, Parts::from_slice(payload), Some(payload))
+            (udp, Parts::from_slice(payload))
         }
         None => {
             let parts = skb.parts()?;
             let udp = parts.first().first_chunk::<UDP_HDR_LEN>()?;
-            (udp, parts.range(UDP_HDR_LEN, udp_payload_end(udp))?, None)
+            (udp, parts.range(UDP_HDR_LEN, udp_payload_end(udp))?)
         }
     };
     let ip_header = skb.ip_header();
     let ip_len = ip_header.len();
     let ip = IpHeader::parse(ip_header).ok()?;
     if origin == Origin::Wire {
-        match linear {
-            Some(bytes) => icrc::verify_with(crc::crc32_le, ip, udp, bytes).ok()?,
-            None => icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?,
-        }
+        icrc::verify_parts(crc::crc32_le, ip, udp, &payload).ok()?;
     }
     // Where it goes, from the BTH: the engine the packet is queued to parses it.
     let route = Packet::route(&payload).ok()?;
