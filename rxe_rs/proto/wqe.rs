@@ -1132,6 +1132,9 @@ impl SendWqe {
     ///
     /// Not checked here, as in C: the semantics of the operation (atomic length and alignment,
     /// the keys, the UD address).
+    ///
+    /// Inlined into its one caller in the driver, so that the WQE is written where it is kept.
+    #[inline(always)]
     pub fn parse(slot: &[u8], qp_type: QpType, limits: SendLimits) -> Result<Self, WqeError> {
         let hdr = slot.get(..SEND_WQE_HDR_LEN).ok_or(WqeError::Truncated)?;
         let opcode = u32_at(hdr, SEND_WR_OPCODE_OFFSET);

@@ -427,11 +427,23 @@ impl QpShared {
     /// slot and publishes the consumer index.
     pub(crate) fn complete_wqe(&self, eng: &mut Engine, status: WcStatus) {
         let head = eng.comp.consumer;
-        let info = eng.sq.info(head);
+        // What is read of the WQE's info, in place (it is reset below; a copy of it is 152
+        // bytes).
+        let (wqe, rd_atomic_credit, sent, last_psn) =
+            eng.sq.info_ref(head).map_or((None, false, false, 0), |i| {
+                (
+                    i.wqe
+                        .as_ref()
+                        .map(|w| (w.wr_id, w.opcode, w.send_flags, w.length, w.mask)),
+                    i.rd_atomic_credit,
+                    i.sent,
+                    i.last_psn,
+                )
+            });
         let g = *self.sq.geometry();
         let slot = eng.sq.slot(head);
-        let (wr_id, opcode, flags, length, mask) = match info.wqe {
-            Some(w) => (w.wr_id, w.opcode, w.send_flags, w.length, w.mask),
+        let (wr_id, opcode, flags, length, mask) = match wqe {
+            Some(fields) => fields,
             // Unparseable WQEs report the wr_id their bytes hold.
             None => (
                 slot.first_chunk::<8>()
@@ -455,7 +467,7 @@ impl QpShared {
                     ..Default::default()
                 }
             });
-        if info.rd_atomic_credit {
+        if rd_atomic_credit {
             eng.req.rd_atomic += 1;
         }
         if status.is_success() && mask.contains(WrMask::SEND) {
@@ -468,8 +480,8 @@ impl QpShared {
         // (implicitly): the completer expects nothing before the next one. (Left behind, a
         // later retry would rewind the requester into PSNs the responder already has, shifting
         // the next message's packets.)
-        if info.sent && psn_diff(eng.comp.psn, psn_add(info.last_psn, 1)) < 0 {
-            eng.comp.psn = psn_add(info.last_psn, 1);
+        if sent && psn_diff(eng.comp.psn, psn_add(last_psn, 1)) < 0 {
+            eng.comp.psn = psn_add(last_psn, 1);
         }
         // The requester never stays behind the consumer: if it was (re)sending this WQE, it
         // goes on with the next one at the PSN after this one's last, the PSN the responder
@@ -477,8 +489,8 @@ impl QpShared {
         if eng.req.wqe_index == head {
             eng.req.wqe_index = g.next_index(head);
             eng.req.opcode = None;
-            if info.sent && psn_diff(eng.req.psn, psn_add(info.last_psn, 1)) < 0 {
-                eng.req.psn = psn_add(info.last_psn, 1);
+            if sent && psn_diff(eng.req.psn, psn_add(last_psn, 1)) < 0 {
+                eng.req.psn = psn_add(last_psn, 1);
             }
         }
         // The slot is free before the CQE says so (as C): a user that posts on seeing the

@@ -211,11 +211,11 @@ impl SendQueue {
         self.bytes.get(start..start + self.slot_size).unwrap_or(&[])
     }
 
-    pub(super) fn slot_mut(&mut self, i: Index) -> &mut [u8] {
+    /// The private bytes of slot `i` and its info, both to write.
+    pub(super) fn slot_and_info_mut(&mut self, i: Index) -> Option<(&mut [u8], &mut WqeInfo)> {
         let start = i.get() as usize * self.slot_size;
-        self.bytes
-            .get_mut(start..start + self.slot_size)
-            .unwrap_or(&mut [])
+        let slot = self.bytes.get_mut(start..start + self.slot_size)?;
+        Some((slot, self.info.get_mut(i.get() as usize)?))
     }
 
     pub(crate) fn info(&self, i: Index) -> WqeInfo {

@@ -55,9 +55,9 @@ type Flow<T = ()> = ControlFlow<Exit, T>;
 
 /// The WQE the requester stands at and the packet it is making of it. What the stages read of
 /// the WQE's [`WqeInfo`] is copied here, not the whole of it: this is built for every packet.
+/// The [`SendWqe`] itself goes to the stages beside it, copied once out of the send queue.
 struct Outgoing {
     idx: Index,
-    wqe: SendWqe,
     /// The WQE's first packet was sent before ([`WqeInfo::started`]).
     started: bool,
     /// The WQE holds a read/atomic credit ([`WqeInfo::rd_atomic_credit`]).
@@ -72,6 +72,8 @@ struct Outgoing {
     /// The packet's PSN and the PSNs it uses (a read: one per response).
     psn: u32,
     npsn: u32,
+    /// The path MTU in bytes ([`Engine::mtu`]), the most payload a packet carries.
+    mtu: u32,
     /// The WQE's data cursor: where the packet's payload starts, and after [`Engine::build`]
     /// where it ends.
     dma: DmaCursor,
@@ -99,9 +101,10 @@ impl Engine {
         let Some(wqe) = &info.wqe else {
             return false;
         };
+        // Copied once: the stages take the engine mutably (a field of `w` was a second copy).
+        let wqe = *wqe;
         let mut w = Outgoing {
             idx,
-            wqe: *wqe,
             started: info.started,
             rd_atomic_credit: info.rd_atomic_credit,
             read_offset: info.read_offset,
@@ -110,9 +113,10 @@ impl Engine {
             needs_credit: false,
             psn: self.req.psn,
             npsn: 1,
+            mtu: self.mtu(qp.dev.active_mtu_bytes()),
             dma: info.dma,
         };
-        match self.packet(qp, rcu, out, &mut w) {
+        match self.packet(qp, rcu, out, &mut w, &wqe) {
             Continue(()) | Break(Exit::Done(true)) => true,
             Break(Exit::Done(false)) => false,
             Break(Exit::Fail(e)) => {
@@ -130,21 +134,22 @@ impl Engine {
         rcu: &rcu::Guard,
         out: &mut Outbox,
         w: &mut Outgoing,
+        wqe: &SendWqe,
     ) -> Flow {
-        self.check_fence(w)?;
+        self.check_fence(w, wqe)?;
         // C `rxe_do_local_ops`: BIND_MW, LOCAL_INV, REG_MR execute here and send nothing.
-        if w.wqe.mask.contains(WrMask::LOCAL_OP) {
+        if wqe.mask.contains(WrMask::LOCAL_OP) {
             // It completes once every packet before it is acknowledged.
             self.req.awaited = Some(self.req.psn);
-            return Break(Exit::Done(qp.local_op(self, w.idx, &w.wqe)));
+            return Break(Exit::Done(qp.local_op(self, w.idx, wqe)));
         }
         self.check_limits(qp)?;
-        self.next_opcode(qp, w)?;
+        self.next_opcode(qp, w, wqe)?;
         // C `rxe_xmit_packet`: into the outbox, sent once the engine lock is released.
-        if let Some(pkt) = self.build(qp, rcu, w, out.has_skb())? {
+        if let Some(pkt) = self.build(qp, rcu, w, wqe, out.has_skb())? {
             out.push(pkt);
         }
-        self.update(qp, w);
+        self.update(qp, w, wqe);
         Continue(())
     }
 
@@ -262,12 +267,12 @@ impl Engine {
     /// (IBA 10.6.5.1, made mandatory as C does); an `IB_SEND_FENCE` WQE until no read or atomic
     /// is outstanding (IBA 10.8.3.3). The completer's next completion runs the requester again
     /// (one task).
-    fn check_fence(&self, w: &Outgoing) -> Flow {
+    fn check_fence(&self, w: &Outgoing, wqe: &SendWqe) -> Flow {
         if !w.started {
-            let fenced = if w.wqe.opcode == wqe::IB_WR_LOCAL_INV {
+            let fenced = if wqe.opcode == wqe::IB_WR_LOCAL_INV {
                 w.idx != self.comp.consumer
             } else {
-                w.wqe.send_flags & IB_SEND_FENCE != 0
+                wqe.send_flags & IB_SEND_FENCE != 0
                     && self.req.rd_atomic != u32::from(self.attrs.max_rd_atomic)
             };
             if fenced {
@@ -299,9 +304,8 @@ impl Engine {
     /// C `next_opcode` + `check_init_depth`: the packet's opcode from the WQE's and the last
     /// packet's, its destination, and the read/atomic credit a new read, atomic or atomic write
     /// takes (none left: wait).
-    fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing) -> Flow {
-        let mtu = self.mtu(qp.dev.active_mtu_bytes());
-        let fits = w.dma.resid <= mtu;
+    fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing, wqe: &SendWqe) -> Flow {
+        let fits = w.dma.resid <= w.mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
         // completes successfully, one PSN consumed (C's "fake a successful UD send").
         if !fits && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
@@ -318,14 +322,14 @@ impl Engine {
             return Break(Exit::Done(true));
         }
         let unsendable = RxeError::local_op(Cause::Check);
-        let Some(opcode) = next_opcode(qp.qp_type, w.wqe.opcode, self.req.opcode, fits) else {
+        let Some(opcode) = next_opcode(qp.qp_type, wqe.opcode, self.req.opcode, fits) else {
             return Break(Exit::Fail(unsendable));
         };
         let Some(op_info) = opcode_info(opcode) else {
             return Break(Exit::Fail(unsendable));
         };
         // The destination: a UD WQE's address handle is looked up when the packet is built.
-        if !matches!(w.wqe.detail, WrDetail::Ud { .. }) && self.pri_av.is_none() {
+        if !matches!(wqe.detail, WrDetail::Ud { .. }) && self.pri_av.is_none() {
             return Break(Exit::Fail(unsendable));
         }
         w.opcode = opcode;
@@ -333,8 +337,7 @@ impl Engine {
         w.needs_credit = qp.qp_type == QpType::Rc
             && w.mask.contains(Mask::START)
             // As C `check_init_depth`: an ATOMIC WRITE takes a credit too.
-            && w
-                .wqe
+            && wqe
                 .mask
                 .intersects(WrMask::ATOMIC_OR_READ.union(WrMask::ATOMIC_WRITE))
             && !w.rd_atomic_credit;
@@ -351,9 +354,10 @@ impl Engine {
         qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         w: &mut Outgoing,
+        wqe: &SendWqe,
         out_has_skb: bool,
     ) -> Flow<Option<OutPacket>> {
-        let mtu = self.mtu(qp.dev.active_mtu_bytes());
+        let mtu = w.mtu;
         let mask = w.mask;
         let payload = if mask.contains(Mask::PAYLOAD) {
             w.dma.resid.min(mtu)
@@ -363,7 +367,7 @@ impl Engine {
         let end = mask.contains(Mask::END);
         // Packets of a read: one request, `npsn` responses.
         if mask.contains(Mask::READ) {
-            w.npsn = (w.wqe.length - w.read_offset).div_ceil(mtu).max(1);
+            w.npsn = (wqe.length - w.read_offset).div_ceil(mtu).max(1);
         }
         self.req.noack_pkts += 1;
         let ack_req = qp.qp_type == QpType::Rc
@@ -374,7 +378,7 @@ impl Engine {
         // The address: the primary path, or a UD WQE's address handle (by reference, not
         // copied: this runs for every packet).
         let ud_av;
-        let av = match w.wqe.detail {
+        let av = match wqe.detail {
             WrDetail::Ud { ah_num, .. } => {
                 ud_av = qp.dev.ah(ah_num);
                 ud_av.as_deref()
@@ -384,7 +388,6 @@ impl Engine {
         let Some(av) = av else {
             return Break(Exit::Fail(RxeError::local_op(Cause::Check)));
         };
-        let wqe = &w.wqe;
         let dest_qpn = match wqe.detail {
             WrDetail::Ud { remote_qpn, .. } => remote_qpn,
             _ => self.attrs.dest_qp_num,
@@ -401,7 +404,8 @@ impl Engine {
             psn: w.psn,
             ..Default::default()
         };
-        let hdrs = self.request_headers(qp, w);
+        let mut hdrs = Headers::default();
+        self.request_headers(qp, w, wqe, &mut hdrs);
         // The payload: the next `payload` bytes of the WQE's data.
         let slot = self.sq.slot(w.idx);
         let by_reference = qp.qp_type == QpType::Rc
@@ -456,10 +460,10 @@ impl Engine {
         }
     }
 
-    /// The extension headers of a request packet, from its WQE.
-    fn request_headers(&self, qp: &QpShared, w: &Outgoing) -> Headers {
-        let (mask, wqe) = (w.mask, &w.wqe);
-        let mut hdrs = Headers::default();
+    /// The extension headers of a request packet, from its WQE, into `hdrs` (none set): filled
+    /// in place, where a returned `Headers` is copied out, once a packet.
+    fn request_headers(&self, qp: &QpShared, w: &Outgoing, wqe: &SendWqe, hdrs: &mut Headers) {
+        let mask = w.mask;
         if mask.contains(Mask::RETH) {
             let (va, rkey, len) = match wqe.detail {
                 WrDetail::Rdma { remote_addr, rkey } if mask.contains(Mask::READ) => (
@@ -516,13 +520,12 @@ impl Engine {
                 });
             }
         }
-        hdrs
     }
 
     /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the progress of the packet sent: the
     /// WQE's PSN range and data cursor, its credit, the QP's next PSN and opcode, the next WQE once
     /// this one is all out, and (RC) the retransmit timer.
-    fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing) {
+    fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing, wqe: &SendWqe) {
         let (mask, psn, npsn) = (w.mask, w.psn, w.npsn);
         let end = mask.contains(Mask::END);
         let Some(info) = self.sq.info_mut(w.idx) else {
@@ -547,8 +550,8 @@ impl Engine {
         if end {
             info.state = WqeState::Pending;
             info.sent = true;
-            let signaled = w.wqe.send_flags & wqe::IB_SEND_SIGNALED != 0 || qp.sq_sig_all;
-            if !decide::completes_unseen(w.wqe.mask, signaled) {
+            let signaled = wqe.send_flags & wqe::IB_SEND_SIGNALED != 0 || qp.sq_sig_all;
+            if !decide::completes_unseen(wqe.mask, signaled) {
                 self.req.awaited = Some(psn_add(info.last_psn, 1));
             }
         }
@@ -589,28 +592,24 @@ impl QpShared {
             max_inline: self.cap.max_inline_data,
             allow_kernel_only: !self.is_user,
         };
-        let slot = eng.sq.slot_mut(idx);
-        let parsed = match self.sq.read_slot(idx, slot) {
+        // Parsed straight into the WQE's info: a `WqeInfo` made and moved in was two more copies
+        // of the `SendWqe`.
+        let Some((slot, info)) = eng.sq.slot_and_info_mut(idx) else {
+            return;
+        };
+        *info = WqeInfo::default();
+        info.wqe = match self.sq.read_slot(idx, slot) {
             Ok(()) => SendWqe::parse(slot, self.qp_type, limits).ok(),
             Err(_) => None,
         };
-        let info = match parsed {
-            Some(wqe) => WqeInfo {
-                wqe: Some(wqe),
-                state: WqeState::Processing,
-                dma: DmaCursor::new(wqe.length),
-                rx_dma: DmaCursor::new(wqe.length),
-                ..Default::default()
-            },
+        match &info.wqe {
+            Some(wqe) => {
+                info.state = WqeState::Processing;
+                info.dma = DmaCursor::new(wqe.length);
+                info.rx_dma = DmaCursor::new(wqe.length);
+            }
             // Unparseable: its wr_id is whatever the bytes say; completed with an error.
-            None => WqeInfo {
-                wqe: None,
-                state: WqeState::Error(IB_WC_LOC_QP_OP_ERR),
-                ..Default::default()
-            },
-        };
-        if let Some(slot_info) = eng.sq.info_mut(idx) {
-            *slot_info = info;
+            None => info.state = WqeState::Error(IB_WC_LOC_QP_OP_ERR),
         }
     }
 
