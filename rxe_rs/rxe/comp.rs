@@ -174,8 +174,9 @@ impl QpShared {
             return false;
         };
         let before = eng.comp.psn;
-        if let Ok(pkt) = Packet::parse(ack.bytes()) {
-            self.handle_packet(eng, rcu, &pkt);
+        // Read where it was parsed (moved out of the `Result`, it is copied: 128 bytes).
+        if let Ok(pkt) = &Packet::parse(ack.bytes()) {
+            self.handle_packet(eng, rcu, pkt);
         }
         self.response_progress(eng, before);
         true
@@ -225,10 +226,11 @@ impl QpShared {
     /// Acts on a response; `true` if it waits for pages of an ODP MR (nothing of it done but
     /// WQEs it completed already, which it will not complete again).
     fn handle_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, skb: &SkBuff) -> bool {
-        let Some(pkt) = super::recv::parse_queued(skb) else {
+        let parsed = super::recv::parse_queued(skb);
+        let Some(pkt) = &parsed else {
             return false;
         };
-        self.handle_packet(eng, rcu, &pkt)
+        self.handle_packet(eng, rcu, pkt)
     }
 
     /// [`Self::handle_response`] on a parsed response.

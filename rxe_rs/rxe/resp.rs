@@ -206,8 +206,9 @@ impl Engine {
         len: usize,
         tag: u8,
     ) -> bool {
-        if let Ok(pkt) = Packet::parse(&bytes[..len]) {
-            if self.handle_packet(qp, rcu, out, None, tag != 0, &pkt) {
+        // Read where it was parsed (moved out of the `Result`, it is copied: 128 bytes).
+        if let Ok(pkt) = &Packet::parse(&bytes[..len]) {
+            if self.handle_packet(qp, rcu, out, None, tag != 0, pkt) {
                 self.resp.paused = Some(TakenRequest::Ring { bytes, len, tag });
                 return false;
             }
@@ -272,10 +273,12 @@ impl Engine {
         out: &mut Outbox,
         skb: &SkBuff,
     ) -> bool {
-        let Some(pkt) = super::recv::parse_queued(skb) else {
+        // Read where it was parsed (moved out of the `Option`, it is copied: 128 bytes).
+        let parsed = super::recv::parse_queued(skb);
+        let Some(pkt) = &parsed else {
             return false;
         };
-        self.handle_packet(qp, rcu, out, Some(skb), false, &pkt)
+        self.handle_packet(qp, rcu, out, Some(skb), false, pkt)
     }
 
     /// [`Self::handle_request`] for a request of [`QpShared::req_refs`] ([`RefFront::with_packet`]:
