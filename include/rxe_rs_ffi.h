@@ -78,9 +78,7 @@ int rxe_rs_skb_xmit(struct sk_buff *skb);
 void rxe_rs_skb_loopback(struct sk_buff *skb);
 int rxe_rs_skb_linearize(struct sk_buff *skb);
 struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb);
-unsigned int rxe_rs_skb_len(const struct sk_buff *skb);
 int rxe_rs_skb_frags_readable(const struct sk_buff *skb);
-const unsigned char *rxe_rs_skb_linear(const struct sk_buff *skb, unsigned int *len);
 int rxe_rs_skb_pieces(struct sk_buff *skb, const unsigned char **ptrs, unsigned int *lens,
 		      unsigned int max);
 int rxe_rs_skb_pull_headers(struct sk_buff *skb, unsigned int len);
@@ -88,7 +86,6 @@ struct page *rxe_rs_kva_sendable_page(u64 addr);
 int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int off,
 			   unsigned int len);
 u8 *rxe_rs_skb_attach_trailer(struct sk_buff *skb, unsigned int len);
-unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len);
 unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len);
 struct net_device *rxe_rs_skb_dev(struct sk_buff *skb);
 void rxe_rs_consume_skb(struct sk_buff *skb);

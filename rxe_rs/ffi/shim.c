@@ -406,12 +406,6 @@ int rxe_rs_skb_linearize(struct sk_buff *skb)
 	return skb_linearize(skb);
 }
 
-/* The packet's length: linear part and page fragments. */
-unsigned int rxe_rs_skb_len(const struct sk_buff *skb)
-{
-	return skb->len;
-}
-
 /*
  * The page fragments of a packet we can read in place: their count, or -1 if the skb chains
  * further skbs (frag_list) or a fragment sits in highmem (not in the direct map).
@@ -427,15 +421,6 @@ int rxe_rs_skb_frags_readable(const struct sk_buff *skb)
 		if (PageHighMem(skb_frag_page(&sh->frags[i])))
 			return -1;
 	return sh->nr_frags;
-}
-
-/* The packet from skb->data on if it is all linear (`*len` bytes), else NULL. */
-const unsigned char *rxe_rs_skb_linear(const struct sk_buff *skb, unsigned int *len)
-{
-	if (skb->data_len)
-		return NULL;
-	*len = skb->len;
-	return skb->data;
 }
 
 /*
@@ -538,12 +523,6 @@ u8 *rxe_rs_skb_attach_trailer(struct sk_buff *skb, unsigned int len)
 	skb->data_len += len;
 	skb->truesize += len;
 	return buf;
-}
-
-unsigned char *rxe_rs_skb_data(struct sk_buff *skb, unsigned int *len)
-{
-	*len = skb_headlen(skb);
-	return skb->data;
 }
 
 /* The bytes from the network header to skb->data (the IP header of a received packet). */

@@ -65,10 +65,22 @@ impl SkBuff {
         NonNull::new(skb).map(Self).ok_or(ENOMEM)
     }
 
+    /// `skb->data`, `skb->len` (the packet from `skb->data` on: linear part and page
+    /// fragments) and `skb->data_len` (the fragments' part), read from the struct: on every
+    /// packet's path, where a shim call cost more than the reads.
+    #[inline]
+    fn extent(&self) -> (*mut u8, usize, usize) {
+        let skb = self.0.as_ptr();
+        // SAFETY: we own the skb, valid while `self` lives; plain fields, changed only by the
+        // skb's owner.
+        let (data, len, data_len) = unsafe { ((*skb).data, (*skb).len, (*skb).data_len) };
+        (data, len as usize, data_len as usize)
+    }
+
     /// The packet's length from `skb->data` on: linear part and page fragments.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
-        // SAFETY: we own the skb.
-        unsafe { ffi::rxe_rs_skb_len(self.0.as_ptr()) as usize }
+        self.extent().1
     }
 
     /// Whether [`Self::parts`] can read the packet in place (no fragment list, no fragment
@@ -113,15 +125,13 @@ impl SkBuff {
     /// The packet from `skb->data` on, if it has no page fragments.
     #[inline]
     pub(crate) fn linear(&self) -> Option<&[u8]> {
-        let mut len = 0u32;
-        // SAFETY: we own the skb; the shim writes `len` only.
-        let ptr = unsafe { ffi::rxe_rs_skb_linear(self.0.as_ptr(), &mut len) };
-        if ptr.is_null() {
+        let (data, len, data_len) = self.extent();
+        if data_len != 0 {
             return None;
         }
-        // SAFETY: the shim gave the skb's linear data, `len` bytes, all of the packet; we own
-        // the skb for the lifetime of the returned slice.
-        Some(unsafe { core::slice::from_raw_parts(ptr, len as usize) })
+        // SAFETY: without fragments the skb's `len` bytes from `data` are all linear, in its
+        // head; we own the skb for the lifetime of the returned slice.
+        Some(unsafe { core::slice::from_raw_parts(data, len) })
     }
 
     /// Makes the first `len` bytes from `skb->data` (or all, if fewer) linear (`pskb_may_pull`).
@@ -132,13 +142,12 @@ impl SkBuff {
     }
 
     /// The linear data, writable (the skb is ours and not cloned: we built it).
+    #[inline]
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
-        let mut len = 0u32;
-        // SAFETY: as `data`; `&mut self` makes this the only view.
-        unsafe {
-            let ptr = ffi::rxe_rs_skb_data(self.0.as_ptr(), &mut len);
-            core::slice::from_raw_parts_mut(ptr, len as usize)
-        }
+        let (data, len, data_len) = self.extent();
+        // SAFETY: the linear bytes from `data` are `len - data_len` (`skb_headlen`), in the
+        // skb's head; we own the skb, and `&mut self` makes this the only view.
+        unsafe { core::slice::from_raw_parts_mut(data, len.saturating_sub(data_len)) }
     }
 
     /// Pushes the UDP and IP headers in front of the packet, which goes on `dst` (its

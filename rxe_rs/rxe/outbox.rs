@@ -49,6 +49,8 @@ pub(crate) struct Outbox {
     /// The first `len` are `Some`.
     packets: [Option<OutPacket>; Outbox::CAPACITY],
     len: usize,
+    /// One of them is an skb (asked for every packet built: kept, not searched for).
+    skbs: bool,
 }
 
 impl Outbox {
@@ -59,14 +61,17 @@ impl Outbox {
         Self {
             packets: [const { None }; Outbox::CAPACITY],
             len: 0,
+            skbs: false,
         }
     }
 
     /// Queues `pkt`; `false` if the outbox is full (the caller retries next step).
+    #[inline]
     pub(crate) fn push(&mut self, pkt: OutPacket) -> bool {
         let Some(slot) = self.packets.get_mut(self.len) else {
             return false;
         };
+        self.skbs |= matches!(pkt, OutPacket::Skb { .. });
         *slot = Some(pkt);
         self.len += 1;
         true
@@ -79,13 +84,11 @@ impl Outbox {
 
     /// Whether it holds a packet that is an skb.
     pub(crate) fn has_skb(&self) -> bool {
-        self.packets
-            .iter()
-            .take(self.len)
-            .any(|p| matches!(p, Some(OutPacket::Skb { .. })))
+        self.skbs
     }
 
     pub(super) fn drain(&mut self) -> impl Iterator<Item = OutPacket> + '_ {
+        self.skbs = false;
         let len = core::mem::take(&mut self.len);
         self.packets.iter_mut().take(len).filter_map(Option::take)
     }

@@ -826,7 +826,7 @@ impl QpShared {
     /// Sends the next read response packet (`read_reply`); whether it made progress.
     fn read_reply(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, out: &mut Outbox) -> bool {
         let mtu = eng.mtu(self.dev.active_mtu_bytes());
-        let Some(r) = eng.resp.read.as_mut() else {
+        let Some(r) = eng.resp.read.as_ref() else {
             return false;
         };
         // C `rxe_recheck_mr`: a key that no longer allows the read ends it.
@@ -849,7 +849,9 @@ impl QpShared {
             (false, true) => opcode::RC_RDMA_READ_RESPONSE_LAST,
             (false, false) => opcode::RC_RDMA_READ_RESPONSE_MIDDLE,
         };
-        let (psn, va, mr, replay) = (r.psn, r.va, r.mr.clone(), r.replay);
+        // The MR is borrowed from the reply while the packet is built (a clone of its `Arc`
+        // was two atomic operations a response); the reply is updated once it is sent.
+        let (psn, va, mr, replay) = (r.psn, r.va, r.mr.as_ref(), r.replay);
         let by_reference = len >= BY_REFERENCE_MIN;
         let msn = if last && !replay {
             eng.resp.msn.wrapping_add(1)
@@ -863,16 +865,15 @@ impl QpShared {
                 msn,
             });
         }
-        let Some(av) = eng.pri_av else {
+        let Some(av) = &eng.pri_av else {
             eng.resp.read = None;
             return true;
         };
         let bth = self.resp_bth(eng, op, psn);
         // A looped-back response may leave its payload in the MR (`QpShared::resp_refs`).
         let referenced = mr
-            .as_ref()
             .filter(|m| {
-                !by_reference && len > 0 && out.has_room() && m.pins_pages() && self.loops_back(&av)
+                !by_reference && len > 0 && out.has_room() && m.pins_pages() && self.loops_back(av)
             })
             .and_then(|m| {
                 let payload = PayloadRef {
@@ -880,19 +881,12 @@ impl QpShared {
                     iova: va,
                     len,
                 };
-                self.deliver_referenced(
-                    &av,
-                    bth,
-                    &hdrs,
-                    payload,
-                    out.has_skb(),
-                    RingSide::Responses,
-                )
+                self.deliver_referenced(av, bth, &hdrs, payload, out.has_skb(), RingSide::Responses)
             });
         let res = match referenced {
             Some(pkt) => Ok(pkt),
-            None => self.build_packet(&av, bth, &hdrs, len as usize, by_reference, |sink| {
-                let Some(mr) = &mr else { return Ok(()) };
+            None => self.build_packet(av, bth, &hdrs, len as usize, by_reference, |sink| {
+                let Some(mr) = mr else { return Ok(()) };
                 if let Some(buf) = sink.copy_buf() {
                     return mr.read(rcu, va, buf);
                 }
@@ -949,13 +943,13 @@ impl QpShared {
 
     /// Sends an ACK, RNR NAK or NAK for `psn` (`send_ack`).
     fn send_ack(&self, eng: &Engine, out: &mut Outbox, syndrome: Syndrome, psn: u32) {
-        let Some(av) = eng.pri_av else { return };
+        let Some(av) = &eng.pri_av else { return };
         let aeth = Aeth {
             syndrome,
             msn: eng.resp.msn,
         };
         let bth = self.resp_bth(eng, opcode::RC_ACKNOWLEDGE, psn);
-        if let Some(pkt) = self.inline_ack(out, &av, &bth, &aeth) {
+        if let Some(pkt) = self.inline_ack(out, av, &bth, &aeth) {
             out.push(pkt);
             return;
         }
@@ -963,7 +957,7 @@ impl QpShared {
             aeth: Some(aeth),
             ..Default::default()
         };
-        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
     }
@@ -1002,7 +996,7 @@ impl QpShared {
     /// Acknowledges a FLUSH or an ATOMIC WRITE: a zero-length RDMA READ RESPONSE ONLY with an
     /// ACK syndrome (C `send_read_response_ack`).
     fn send_read_response_ack(&self, eng: &Engine, out: &mut Outbox, psn: u32) {
-        let Some(av) = eng.pri_av else { return };
+        let Some(av) = &eng.pri_av else { return };
         let hdrs = Headers {
             aeth: Some(Aeth {
                 syndrome: Syndrome::ACK_UNLIMITED,
@@ -1011,13 +1005,13 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_RDMA_READ_RESPONSE_ONLY, psn);
-        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
     }
 
     fn send_atomic_ack(&self, eng: &Engine, out: &mut Outbox, psn: u32, orig: u64) {
-        let Some(av) = eng.pri_av else { return };
+        let Some(av) = &eng.pri_av else { return };
         let hdrs = Headers {
             aeth: Some(Aeth {
                 syndrome: Syndrome::ACK_UNLIMITED,
@@ -1027,7 +1021,7 @@ impl QpShared {
             ..Default::default()
         };
         let bth = self.resp_bth(eng, opcode::RC_ATOMIC_ACKNOWLEDGE, psn);
-        if let Ok(pkt) = self.build_packet::<()>(&av, bth, &hdrs, 0, false, |_| Ok(())) {
+        if let Ok(pkt) = self.build_packet::<()>(av, bth, &hdrs, 0, false, |_| Ok(())) {
             out.push(pkt);
         }
     }
