@@ -14,7 +14,7 @@ use super::{
         WqeState, BY_REFERENCE_MIN,
     },
     mr::{access, MrShared},
-    outbox::{OutPacket, Outbox},
+    outbox::Outbox,
     packet_rings::PayloadRef,
     qp::QpShared,
     task::RingSide,
@@ -145,10 +145,7 @@ impl Engine {
         }
         self.check_limits(qp)?;
         self.next_opcode(qp, w, wqe)?;
-        // C `rxe_xmit_packet`: into the outbox, sent once the engine lock is released.
-        if let Some(pkt) = self.build(qp, rcu, w, wqe, out.has_skb())? {
-            out.push(pkt);
-        }
+        self.build(qp, rcu, w, wqe, out)?;
         self.update(qp, w, wqe);
         Continue(())
     }
@@ -348,15 +345,18 @@ impl Engine {
     }
 
     /// C `init_req_packet` + `finish_packet`: the packet, its BTH, extension headers and the
-    /// next bytes of the WQE's data, routed (`None`: a datagram nobody can be sent to, lost).
+    /// next bytes of the WQE's data, routed, into `out` (C `rxe_xmit_packet`: sent once the
+    /// engine lock is released), or lost (a datagram nobody can be sent to). Pushed here, not
+    /// returned: each layer a packet is returned through moves it once more.
     fn build(
         &mut self,
         qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         w: &mut Outgoing,
         wqe: &SendWqe,
-        out_has_skb: bool,
-    ) -> Flow<Option<OutPacket>> {
+        out: &mut Outbox,
+    ) -> Flow {
+        let out_has_skb = out.has_skb();
         let mtu = w.mtu;
         let mask = w.mask;
         let payload = if mask.contains(Mask::PAYLOAD) {
@@ -420,7 +420,8 @@ impl Engine {
                 qp.deliver_request(av, bth, &hdrs, payload as usize, out_has_skb, fill)
             {
                 w.dma = next;
-                return Continue(Some(pkt));
+                out.push(pkt);
+                return Continue(());
             }
             next = start;
             if !by_reference && payload > 0 && matches!(wqe.data, DataKind::Sges) {
@@ -429,7 +430,8 @@ impl Engine {
                 });
                 if let Some(pkt) = pkt {
                     w.dma = next;
-                    return Continue(Some(pkt));
+                    out.push(pkt);
+                    return Continue(());
                 }
                 next = start;
             }
@@ -440,7 +442,10 @@ impl Engine {
         });
         w.dma = next;
         match res {
-            Ok(pkt) => Continue(Some(pkt)),
+            Ok(pkt) => {
+                out.push(pkt);
+                Continue(())
+            }
             Err(BuildError::NoMemory) => {
                 qp.resume_later(self);
                 Break(Exit::Done(false))
@@ -449,7 +454,7 @@ impl Engine {
             // WQE and errors the QP, which on QP1 would end the device's CM traffic.
             Err(BuildError::Unsendable) if matches!(qp.qp_type, QpType::Ud | QpType::Gsi) => {
                 qp.dev.count(Counter::SendErr);
-                Continue(None)
+                Continue(())
             }
             Err(BuildError::Unsendable) => Break(Exit::Fail(RxeError::local_op(Cause::Unsendable))),
             // ODP pages not mapped: this packet again once they are.
