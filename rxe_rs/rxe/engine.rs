@@ -26,7 +26,14 @@ use kernel::{prelude::*, sync::Arc};
 
 /// The engine's state: attributes and the three machines.
 pub(crate) struct Engine {
+    /// The attributes as `modify_qp` stored them; the state and the path MTU are read decoded
+    /// (`state`, `path_mtu`): `modify_qp` calls [`Self::decode_attrs`] after storing them, and
+    /// the state is changed through [`Self::set_state`].
     pub(crate) attrs: QpAttrs,
+    /// `attrs.qp_state`, decoded: asked several times a step.
+    state: QpState,
+    /// `attrs.path_mtu` in bytes (256 for a value outside the enum), asked for every packet.
+    path_mtu: u32,
     pub(crate) pri_av: Option<AddressVector>,
     pub(crate) alt_av: Option<AddressVector>,
     pub(crate) req: ReqState,
@@ -39,8 +46,10 @@ pub(crate) struct Engine {
 
 impl Engine {
     pub(crate) fn new(attrs: QpAttrs, sq: &Geometry, connected: bool) -> Result<Self> {
-        Ok(Self {
+        let mut eng = Self {
             attrs,
+            state: QpState::Reset,
+            path_mtu: 256,
             pri_av: None,
             alt_av: None,
             req: ReqState::default(),
@@ -48,11 +57,26 @@ impl Engine {
             resp: RespState::default(),
             sq: SendQueue::new(sq)?,
             connected,
-        })
+        };
+        eng.decode_attrs();
+        Ok(eng)
     }
 
     pub(crate) fn state(&self) -> QpState {
-        QpState::from_raw(self.attrs.qp_state).unwrap_or(QpState::Reset)
+        self.state
+    }
+
+    /// Moves the engine to `state` (`attrs.qp_state` with it).
+    pub(crate) fn set_state(&mut self, state: QpState) {
+        self.attrs.qp_state = state as u32;
+        self.state = state;
+    }
+
+    /// Decodes what the machines read of `attrs` (after `modify_qp` stored new ones).
+    pub(crate) fn decode_attrs(&mut self) {
+        self.state = QpState::from_raw(self.attrs.qp_state).unwrap_or(QpState::Reset);
+        self.path_mtu =
+            crate::proto::params::IbMtu::from_raw(self.attrs.path_mtu).map_or(256, |m| m.bytes());
     }
 
     /// Side effects of `modify_qp` on the machines (`rxe_qp_from_attr`).
@@ -95,9 +119,7 @@ impl Engine {
         if !self.connected {
             return port_mtu;
         }
-        let mtu =
-            crate::proto::params::IbMtu::from_raw(self.attrs.path_mtu).map_or(256, |m| m.bytes());
-        mtu.min(port_mtu)
+        self.path_mtu.min(port_mtu)
     }
 }
 

@@ -439,7 +439,7 @@ impl RxeQp {
         };
         let _bh = BhDisabled::new();
         let mut guard = self.shared.eng.lock();
-        let old_state = state(guard.attrs.qp_state);
+        let old_state = guard.state();
         let (pri_av, alt_av) = self.check_modify(&guard, attr, mask)?;
         if mask & IB_QP_STATE != 0 && state(attr.qp_state) != QpState::Rts {
             self.shared.take_waiting_acks(&mut guard);
@@ -451,8 +451,9 @@ impl RxeQp {
             guard.alt_av = alt_av;
         }
         store_attrs(&mut guard.attrs, attr, mask);
+        guard.decode_attrs();
         // What the engine takes from the new attributes (`rxe_qp_from_attr`'s side effects).
-        let new_state = state(guard.attrs.qp_state);
+        let new_state = guard.state();
         guard.modified(mask, old_state, new_state);
         // `free_rd_atomic_resources` + `alloc_rd_atomic_resources` (the old slots are freed
         // here, under the lock: `kfree` does not sleep).
@@ -483,7 +484,7 @@ impl RxeQp {
         use qp_state::*;
         let now = QpNow {
             qp_type: self.shared.qp_type,
-            state: state(eng.attrs.qp_state),
+            state: eng.state(),
             sq_draining: eng.req.sq_draining,
             has_srq: self.shared.srq.is_some(),
         };

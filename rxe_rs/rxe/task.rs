@@ -593,7 +593,7 @@ impl QpShared {
     /// flushes both queues.
     pub(crate) fn to_error(&self, eng: &mut Engine, event: Option<IbEvent>) {
         if eng.state() != QpState::Err {
-            eng.attrs.qp_state = QpState::Err as u32;
+            eng.set_state(QpState::Err);
             self.state_mirror
                 .store(QpState::Err as u32, Ordering::Relaxed);
             if let Some(ev) = event {
