@@ -248,6 +248,7 @@ impl MrShared {
         self.in_range(iova, len)
     }
 
+    #[inline]
     fn in_range(&self, iova: u64, len: usize) -> Result<(), MrError> {
         match &self.mem {
             MrMem::Kernel => Ok(()),
@@ -346,6 +347,7 @@ impl MrShared {
     /// [`Self::check_key`], and, for an MR whose key and rights only `rereg_user_mr` changes
     /// (not a fast MR), the count of its rights pair the check read: while the pair is unchanged
     /// since ([`KeyUse::still_allows`]), only a deregistration can end the access.
+    #[inline]
     fn check_key_counted(
         &self,
         key: u32,
