@@ -65,8 +65,9 @@ impl Outbox {
         }
     }
 
-    /// Queues `pkt`; `false` if the outbox is full (the caller retries next step).
-    #[inline]
+    /// Queues `pkt`; `false` if the outbox is full (the caller retries next step). Inlined: a
+    /// few stores, called for every packet built (a call cost more).
+    #[inline(always)]
     pub(crate) fn push(&mut self, pkt: OutPacket) -> bool {
         let Some(slot) = self.packets.get_mut(self.len) else {
             return false;

@@ -67,6 +67,7 @@ enum Dest {
 }
 
 /// Whether `qp` takes packets of `transport` (`check_type_state`).
+#[inline(always)]
 fn accepts(qp: &QpShared, transport: Transport) -> bool {
     match qp.qp_type {
         QpType::Rc => transport == Transport::Rc,
@@ -271,6 +272,7 @@ pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
 
 /// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task,
 /// unless `woken` takes it.
+#[inline(always)]
 fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, woken: Option<&mut Woken>) {
     let queue = if is_request {
         &qp.req_pkts
