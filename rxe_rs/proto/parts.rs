@@ -190,12 +190,8 @@ impl<'a> Parts<'a> {
     /// The last `N` bytes, wherever the pieces split them.
     pub fn last_chunk<const N: usize>(&self) -> Option<[u8; N]> {
         let from = self.len().checked_sub(N)?;
-        // Most often (an ICRC) the bytes lie in the window's last piece.
         let (first, end) = (self.start as usize + from, self.start as usize + self.len());
-        // A linear packet's are in its only piece.
-        if let Some(bytes) = self.pieces[0].get(first..end) {
-            return bytes.first_chunk().copied();
-        }
+        // Most often (an ICRC) the bytes lie in the window's last piece.
         let mut at = 0;
         for piece in self.pieces() {
             let next = at + piece.len();
