@@ -19,9 +19,13 @@ BW_SIZE=65536 LAT_SIZE=2
 # A test is a perftest program with optional suffixes: _q8 (8 QPs, -q 8, iterations per QP
 # divided by 8), _64B (RATE_ITERS 64-byte messages), _1M (1 MiB messages, a sixteenth of the
 # iterations), _rate (the message rate in Mpps instead of the bandwidth), _ev (-e: sleep on CQ
-# events).
+# events). pingpong_send_lat and pingpong_write_lat: busy-polling latency as ib_send_lat and
+# ib_write_lat measure it, LAT_ITERS x LAT_SIZE, between two QPs driven by one thread
+# (tools/pingpong-lat: the measure that holds under -icount, where two busy-polling processes
+# measure TCG's vCPU switching).
 TESTS=${TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_write_bw_q8 ib_read_bw_q8 ib_send_bw_q8 \
-ib_send_bw_64B_rate ib_send_bw_64B_q8_rate ib_write_bw_1M ib_send_lat ib_write_lat ib_send_lat_ev}
+ib_send_bw_64B_rate ib_send_bw_64B_q8_rate ib_write_bw_1M ib_send_lat ib_write_lat ib_send_lat_ev \
+pingpong_send_lat pingpong_write_lat}
 # BUSY_POLL_LAT=0 (scripts/bench under ICOUNT): without the busy-polling latency cells.
 if [ "${BUSY_POLL_LAT:-1}" = 0 ]; then
 	# shellcheck disable=SC2086 # TESTS is a list
@@ -39,14 +43,29 @@ if [ "${PIN:-1}" = 1 ]; then SERVER_CPU="taskset -c 0" CLIENT_CPU="taskset -c 1"
 port=18700 # perftest's TCP port: a new one per run (perf runs in a subshell: counted by the caller)
 declare -A result
 
+# pingpong-lat, built here against the guest's libibverbs when a cell needs it.
+PINGPONG=/tmp/pingpong-lat
+case " $TESTS " in *" pingpong_"*)
+	gcc -O2 -Wall -o "$PINGPONG" "$(dirname "$0")/../../tools/pingpong-lat/pingpong-lat.c" -libverbs -lm ||
+		echo "pingpong-lat: build failed (its cells will FAIL)" ;;
+esac
+
 # perf TEST: one perftest run on rxe0; prints the number for the table, or nothing. TEST is a
 # perftest program, or ib_send_lat_ev: ib_send_lat -e (both sides sleep on CQ events instead of
-# busy-polling).
+# busy-polling), or pingpong_send_lat / pingpong_write_lat (one pingpong-lat process).
 perf() {
 	local t=$1 gid
 	perftest_cell "$t"
 	gid=$(gid_ipv4 rxe0)
 	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
+	if [ "$PT_PROG" = pingpong ]; then
+		# shellcheck disable=SC2086 # the CPU prefix is words or nothing
+		timeout -k 5 "$TEST_TIMEOUT" $CLIENT_CPU "$PINGPONG" -d rxe0 -x "${gid:-1}" -m "$PT_MODE" \
+			-s "$PT_SIZE" -n "$LAT_ITERS" >"/tmp/$t.out" 2>&1 || { cat "/tmp/$t.out"; return 1; }
+		[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}" || return
+		perftest_result "/tmp/$t.out"
+		return
+	fi
 	# Server on CPU 0, client on CPU 1, the same placement every run. (With the vCPUs in turn,
 	# MTTCG=0, latency is bimodal per boot all the same: a busy-polling peer sees a completion
 	# when TCG switches to its vCPU; see Documentation/data-path.md, "Latency under TCG".)

@@ -196,6 +196,8 @@ prof_dump() { prof_ctl "dump $1.counts" && cat /proc/kallsyms >"/src/rxe-rs/.bui
 perftest_cell() {
 	local iters=$BW_ITERS flags=()
 	PT_PROG=$(grep -oE '^ib_[a-z]+_(bw|lat)' <<<"$1") PT_SIZE=$BW_SIZE PT_COL=4 # bw: BW average
+	# pingpong_MODE_lat: tools/pingpong-lat -m MODE, in perftest's latency layout.
+	case $1 in pingpong_*) PT_PROG=pingpong PT_MODE=$(cut -d_ -f2 <<<"$1") ;; esac
 	case $1 in *_lat | *_lat_ev) PT_SIZE=$LAT_SIZE iters=$LAT_ITERS PT_COL=5 ;; esac # t_typical
 	case $1 in *_ev) flags+=(-e) ;; esac
 	case $1 in *_64B*) PT_SIZE=64 iters=$RATE_ITERS ;; esac
