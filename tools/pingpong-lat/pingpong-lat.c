@@ -214,19 +214,24 @@ static double now_us(void)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
-	int gidx = -1, iters = 1000, opt;
+	int gidx = -1, iters = 1000, opt, bad = 0;
 
 	while ((opt = getopt(argc, argv, "d:x:m:s:n:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'x': gidx = atoi(optarg); break;
-		case 'm': mode = strcmp(optarg, "write") ? SEND : WRITE; break;
+		case 'm':
+			if (!strcmp(optarg, "write"))
+				mode = WRITE;
+			else if (strcmp(optarg, "send"))
+				bad = 1;
+			break;
 		case 's': size = strtoul(optarg, NULL, 0); break;
 		case 'n': iters = atoi(optarg); break;
-		default: dev = NULL; optind = argc; break;
+		default: bad = 1; break;
 		}
 	}
-	if (!dev || gidx < 0 || size < 1 || size > MAX_SIZE || iters < 1) {
+	if (bad || !dev || gidx < 0 || size < 1 || size > MAX_SIZE || iters < 1) {
 		fprintf(stderr, "usage: %s -d DEV -x GID_INDEX [-m send|write] [-s 1..%d] [-n ITERS]\n",
 			argv[0], MAX_SIZE);
 		return 2;
