@@ -58,20 +58,19 @@ perf() {
 	perftest_cell "$t"
 	gid=$(gid_ipv4 rxe0)
 	[ "${PROFILE:-0}" = 0 ] || prof_reset || return
-	if [ "$PT_PROG" = pingpong ]; then
-		# shellcheck disable=SC2086 # the CPU prefix is words or nothing
-		timeout -k 5 "$TEST_TIMEOUT" $CLIENT_CPU "$PINGPONG" -d rxe0 -x "${gid:-1}" -m "$PT_MODE" \
-			-s "$PT_SIZE" -n "$LAT_ITERS" >"/tmp/$t.out" 2>&1 || { cat "/tmp/$t.out"; return 1; }
-		[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}" || return
-		perftest_result "/tmp/$t.out"
-		return
-	fi
-	# Server on CPU 0, client on CPU 1, the same placement every run. (With the vCPUs in turn,
-	# MTTCG=0, latency is bimodal per boot all the same: a busy-polling peer sees a completion
-	# when TCG switches to its vCPU; see Documentation/data-path.md, "Latency under TCG".)
 	# shellcheck disable=SC2086 # the CPU prefixes are words or nothing
-	serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port" -- \
-		$CLIENT_CPU "$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
+	if [ "$PT_PROG" = pingpong ]; then
+		# One process, on the client's CPU; it takes perftest's -s and -n.
+		timeout -k 5 "$TEST_TIMEOUT" $CLIENT_CPU "$PINGPONG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" \
+			-m "$PT_MODE" >"/tmp/$t.out" 2>&1 || { cat "/tmp/$t.out"; return 1; }
+	else
+		# Server on CPU 0, client on CPU 1, the same placement every run. (With the vCPUs in
+		# turn, MTTCG=0, latency is bimodal per boot all the same: a busy-polling peer sees a
+		# completion when TCG switches to its vCPU; see Documentation/data-path.md, "Latency
+		# under TCG".)
+		serve "$TEST_TIMEOUT" "tcp_listening $port" $SERVER_CPU "$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port" -- \
+			$CLIENT_CPU "$PT_PROG" "${PT_ARGS[@]}" -d rxe0 -x "${gid:-1}" -F -p "$port" 127.0.0.1 >"/tmp/$t.out" 2>&1 || return
+	fi
 	[ "${PROFILE:-0}" = 0 ] || prof_dump "$drv-$t${MTU:+-mtu$MTU}" || return
 	perftest_result "/tmp/$t.out"
 }
