@@ -5,14 +5,13 @@
 #   make setup       only the cached toolchain / kernels / guest (see scripts/setup)
 #   make module      only build .build/stock/rdma_rxe_rs.ko (DEBUG=1: .build/debug too)
 #   make host-test   only cargo test
-#   make check-blktests  blktests nvme/srp/rnbd in the VM on the C rdma_rxe and on rxe-rs, side by side
 #
 # Everything heavy is cached outside the repo in ~/.cache/rxe-rs (RXE_CACHE to move it).
 
 DEBUG ?= 0
 debug_flag := $(if $(filter 1 yes y,$(DEBUG)),--debug,)
 
-.PHONY: all setup module demo check check-blktests host-test clean bench
+.PHONY: all setup module demo check host-test clean bench
 
 all: module
 
@@ -28,9 +27,6 @@ demo: module
 
 check:
 	tests/run $(debug_flag)
-
-check-blktests: module
-	scripts/check-blktests
 
 host-test:
 	cargo test

@@ -68,11 +68,14 @@ in_buildroot() {
 	chroot_run "$BUILDROOT" "$@"
 }
 
-# One VM or module build at a time on this machine (2 cores; build-module rewrites the module tree
-# a running VM reads). Every caller serialises on this lock; nested callers inherit it.
+# The machine's lock. `machine_lock` (exclusive): whatever rewrites the trees a VM reads (the guest
+# root, the module tree) or times something (a bench, a counted or profiled VM, two VMs, MTTCG)
+# runs alone. `machine_lock shared`: a single-threaded VM, one host thread, boots from the
+# read-only trees beside others of its kind (tests/run runs up to `nproc` of them). Nested
+# callers inherit the lock their parent holds.
 machine_lock() {
 	[ -n "${RXE_MACHINE_LOCKED:-}" ] && return 0
 	exec 9>"${TMPDIR:-/tmp}/rxe-rs-machine.lock"
-	flock 9
+	if [ "${1:-}" = shared ]; then flock -s 9; else flock 9; fi
 	export RXE_MACHINE_LOCKED=1
 }

@@ -9,6 +9,15 @@ summary() { [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
 
 # check DESC CMD…: expect, counted for tally (one test case).
 check() { checked=$((${checked:-0} + 1)); expect "$@"; }
+# check_c_reported DESC CMD…: a check on rxe-rs; on the C driver (DRIVER=c) the case runs
+# and its outcome is printed as a note, not counted: for cases C fails, each with its reason
+# where the test calls it.
+check_c_reported() {
+	if [ "${DRIVER:-rs}" != c ]; then check "$@"; return; fi
+	local what=$1; shift
+	if "$@" >/tmp/expect.out 2>&1; then echo "note $what: passes on C (reported, not judged)"
+	else echo "note $what: fails on C (reported, not judged): $*"; sed 's/^/     : /' /tmp/expect.out | tail -n 20; fi
+}
 # tally: "N passed, M failed" over the checks, then summary.
 tally() { echo "$((${checked:-0} - failures)) passed, $failures failed"; summary; }
 
