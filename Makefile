@@ -5,13 +5,14 @@
 #   make setup       only the cached toolchain / kernels / guest (see scripts/setup)
 #   make module      only build .build/stock/rdma_rxe_rs.ko (DEBUG=1: .build/debug too)
 #   make host-test   only cargo test
+#   make check-consumers  UCX, MPI, libfabric, NFS, iSER, rsockets over rxe0 on both drivers
 #
 # Everything heavy is cached outside the repo in ~/.cache/rxe-rs (RXE_CACHE to move it).
 
 DEBUG ?= 0
 debug_flag := $(if $(filter 1 yes y,$(DEBUG)),--debug,)
 
-.PHONY: all setup module demo check host-test clean bench
+.PHONY: all setup module demo check check-consumers host-test clean bench
 
 all: module
 
@@ -27,6 +28,9 @@ demo: module
 
 check:
 	tests/run $(debug_flag)
+
+check-consumers: module
+	scripts/check-consumers $(debug_flag)
 
 host-test:
 	cargo test

@@ -1255,7 +1255,9 @@ impl QpShared {
         if let Some(deth) = pkt.header::<Deth>() {
             wc.src_qp = deth.sqp;
             wc.wc_flags |= IB_WC_GRH;
-            if !self.is_user {
+            if self.is_user {
+                wc.sl = user_ud_sl(ip_net_type);
+            } else {
                 wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
                 net_type = ip_net_type;
             }
@@ -1344,4 +1346,19 @@ impl QpShared {
 /// A flush's FETH placement type (0 without a FETH), which decides the rights it needs.
 fn flush_placement(pkt: &Packet<'_>) -> u8 {
     pkt.header::<Feth>().map_or(0, |f| f.placement_type)
+}
+
+/// The `sl` of a UD receive completion in user space: the packet's L3 header type as mlx5
+/// reports it there (`wc.sl` = 2 for RoCE v2 over IPv4, 1 over IPv6, 0 for a GRH), since the
+/// user ABI's `ib_uverbs_wc` has no `network_hdr_type`. RoCE carries no SL, and UCX (through
+/// 1.18) reads the type from this field to find the destination GID in the 40-byte GRH area: C
+/// leaves it 0, so UCX takes an IPv4 packet's header for an IPv6 one and drops every datagram
+/// (`uct_ud_iface_check_grh`), which is why its UD transport and its RC wire-up time out on C.
+fn user_ud_sl(ip_net_type: u8) -> u8 {
+    // `RDMA_NETWORK_IPV4` = 2 (complete_recv's callers), else IPv6.
+    if ip_net_type == 2 {
+        2
+    } else {
+        1
+    }
 }

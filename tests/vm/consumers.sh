@@ -1,0 +1,217 @@
+#!/bin/bash
+# Guest test: the programs users run over a soft-RoCE device, as a user runs them, in one VM over
+# rxe0 on eth0 (loopback through the device), on the driver vm-run loaded (rs or c). Each case is
+# judged by the program's own success output and by rxe0's counters (sent_pkts must move: a
+# silent fall-back to TCP or shared memory does not count). Every case prints a line
+#   result PROGRAM CASE ok|FAIL
+# that scripts/check-consumers turns into the table of both drivers.
+#   consumers.sh [quick]   quick: one case of each program (make check); default: all of them
+# Programs: UCX (ucx_info, ucx_perftest over rc_v and ud_v), Open MPI over UCX (mpi4py, point
+# to point and collectives, data checked), libfabric (fi_info, fi_pingpong over verbs msg and
+# verbs;ofi_rxm rdm), NFS over RDMA (v3 and v4.2, fio --verify), iSER (LIO's ib_isert,
+# open-iscsi's iser transport), rsockets (rstream, riostream, librspreload.so under an ordinary
+# TCP program). SMB Direct: Debian's kernel builds neither CONFIG_SMB_SERVER_SMBDIRECT nor
+# CONFIG_CIFS_SMB_DIRECT, so there is nothing to run.
+. "$(dirname "$0")/lib.sh"
+mode=${1:-all}
+ip=${IP:-10.0.2.15}
+here=$(cd "$(dirname "$0")" && pwd)
+
+# The guest root is read-only: daemons and tools get writable copies of their state.
+if [ ! -w /etc ]; then cp -a /etc /tmp/etc-rw && mount --bind /tmp/etc-rw /etc; fi
+
+rxe0_with_gid >/dev/null
+sent() { counter rxe0/1 sent_pkts; }
+# consumer [--listing] PROGRAM CASE CMD…: one case; passes when CMD succeeds and rxe0 sent
+# packets (--listing: a device listing, which sends none). While $on_c is set to a reason, the
+# case runs on C as well but is reported there, not judged (the reason is at the case).
+on_c=""
+consumer() {
+	local traffic=1 before ok=1 why=""
+	[ "$1" != --listing ] || { traffic=0; shift; }
+	local prog=$1 name=$2
+	shift 2
+	before=$(sent)
+	"$@" >/tmp/consumer.out 2>&1 || { ok=0; why="$*"; }
+	if [ $ok = 1 ] && [ $traffic = 1 ] && [ "$(sent)" -le "$before" ]; then
+		ok=0 why="rxe0 sent no packets (a fall-back transport?)"
+	fi
+	if [ "${DRIVER:-rs}" = c ] && [ -n "$on_c" ]; then
+		echo "note $prog: $name: $([ $ok = 1 ] && echo passes || echo fails) on C (reported, not judged: $on_c)"
+	else
+		checked=$((${checked:-0} + 1))
+		if [ $ok = 1 ]; then echo "ok   $prog: $name"; else echo "FAIL $prog: $name: $why"; failures=$((failures + 1)); fi
+	fi
+	[ $ok = 1 ] || sed 's/^/     | /' /tmp/consumer.out | tail -n 20
+	echo "result $prog $name $([ $ok = 1 ] && echo ok || echo FAIL)"
+}
+quick() { [ "$mode" = quick ]; }
+
+# --- UCX ---------------------------------------------------------------------------------------
+# ucx_perftest: the server waits for the client's TCP connection (its out-of-band channel), then
+# both run the test over the transports UCX_TLS names; -P 0: no MPI launcher.
+export UCX_NET_DEVICES=rxe0:1 UCX_WARN_UNUSED_ENV_VARS=n
+ucx_pair() {
+	local tls=$1 port=$((13000 + RANDOM % 1000))
+	shift
+	UCX_TLS=$tls,self serve 120 "tcp_listening $port" ucx_perftest -P 0 -p $port -- \
+		env UCX_TLS=$tls,self ucx_perftest -P 0 -p $port "$ip" "$@"
+}
+# UCX through 1.18 (Debian's) takes a UD receive's L3 header type from wc.sl, as mlx5 reports it
+# there (2: IPv4), to find the destination GID in the GRH area (uct_ud_iface_check_grh). C leaves
+# wc.sl 0, so UCX reads an IPv4 packet's header as IPv6, finds no GID of its own and drops every
+# datagram: its UD transport, and its RC transport's wire-up over UD, time out ("UD endpoint …
+# unhandled timeout error"). rxe-rs reports the type there (resp.rs, user_ud_sl).
+consumer --listing ucx "ucx_info -d lists rxe0" sh -c 'ucx_info -d | grep -q "Device: rxe0:1"'
+on_c="UCX drops every UD datagram: wc.sl 0"
+for tls in rc_v ud_v; do
+	consumer ucx "$tls tag_bw" ucx_pair $tls -t tag_bw -s 65536 -n 1000
+	quick && continue
+	consumer ucx "$tls tag_lat" ucx_pair $tls -t tag_lat -s 8 -n 1000
+	consumer ucx "$tls stream_bw" ucx_pair $tls -t stream_bw -s 65536 -n 1000
+	consumer ucx "$tls ucp_put_bw" ucx_pair $tls -t ucp_put_bw -s 65536 -n 1000
+	consumer ucx "$tls ucp_get" ucx_pair $tls -t ucp_get -s 65536 -n 1000
+	consumer ucx "$tls ucp_add" ucx_pair $tls -t ucp_add -s 8 -n 1000
+done
+
+# --- Open MPI over UCX ---------------------------------------------------------------------------
+mpi() {
+	timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca osc ucx \
+		--mca btl self -x UCX_NET_DEVICES -x UCX_TLS=rc_v,ud_v,self -x UCX_WARN_UNUSED_ENV_VARS \
+		python3 "$here/py/mpi_check.py" "$@"
+}
+consumer mpi "point to point (mpi4py, data checked)" mpi p2p
+quick || consumer mpi "collectives (mpi4py, data checked)" mpi coll
+
+on_c=""
+
+# --- libfabric ---------------------------------------------------------------------------------
+consumer --listing libfabric "fi_info -p verbs lists rxe0" sh -c 'fi_info -p verbs | grep -q "domain: rxe0"'
+fi_pair() {
+	local port=$((14000 + RANDOM % 1000))
+	serve 120 "sleep 2" fi_pingpong -p "$1" -e "$2" -B $port -I 100 -S 4096 -- \
+		fi_pingpong -p "$1" -e "$2" -P $port -I 100 -S 4096 "$ip"
+}
+consumer libfabric "fi_pingpong verbs msg" fi_pair verbs msg
+quick || consumer libfabric "fi_pingpong verbs;ofi_rxm rdm" fi_pair 'verbs;ofi_rxm' rdm
+
+# --- rsockets ----------------------------------------------------------------------------------
+consumer rsockets "rstream -T v (65536 B x 2000, verified)" \
+	serve 120 "sleep 1" rstream -T v -S 65536 -C 2000 -- rstream -s "$ip" -T v -S 65536 -C 2000
+quick || consumer rsockets "riostream -T v (65536 B x 2000, verified)" \
+	serve 120 "sleep 1" riostream -T v -S 65536 -C 2000 -- riostream -s "$ip" -T v -S 65536 -C 2000
+# An ordinary TCP program under the preload library: netcat sends 16 MiB, its listener writes
+# them out, compared. (Not python: its sockets are SOCK_STREAM|SOCK_CLOEXEC, which
+# librspreload.so passes to the kernel's TCP.)
+preload=$(ls /usr/lib/*/rsocket/librspreload.so 2>/dev/null | head -n 1)
+nc_preloaded() {
+	local port=$((15000 + RANDOM % 1000))
+	head -c 16M /dev/urandom >/tmp/nc-in
+	LD_PRELOAD=$preload timeout 120 nc -l "$ip" $port >/tmp/nc-out &
+	local pid=$!
+	sleep 1
+	LD_PRELOAD=$preload timeout 120 nc -N "$ip" $port </tmp/nc-in || { kill $pid; return 1; }
+	wait $pid && cmp /tmp/nc-in /tmp/nc-out
+}
+quick || consumer rsockets "LD_PRELOAD=librspreload.so under netcat (16 MiB, compared)" nc_preloaded
+
+# --- NFS over RDMA -----------------------------------------------------------------------------
+# The kernel's nfsd with an RDMA listener (portlist "rdma 20049", as nfs.conf's rdma=y does),
+# exporting a tmpfs directory; the client mounts with proto=rdma. rpcbind and mountd serve the v3
+# mount protocol (over TCP); NFS itself goes over RDMA; nfsdcld keeps the v4 clients' records,
+# and a 10 s lease and grace period keep the v4 server's start short. Daemons started by hand: no
+# systemd.
+nfs_mib=$(quick && echo 32 || echo 256)
+nfs_server() {
+	modprobe -a nfsd rpcrdma nfs nfsv3 nfsv4 &&
+		mkdir -p /tmp/nfs-export /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery /var/lib/nfs/sm /var/lib/nfs/sm.bak &&
+		{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
+		{ mountpoint -q /var/lib/nfs/rpc_pipefs || mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs; } &&
+		echo "/tmp/nfs-export *(rw,no_root_squash,insecure,sync,fsid=0,no_subtree_check)" >/etc/exports &&
+		mkdir -p /var/lib/nfs/nfsdcld && nfsdcld &&
+		echo 10 >/proc/fs/nfsd/nfsv4leasetime && echo 10 >/proc/fs/nfsd/nfsv4gracetime &&
+		rpcbind -w && exportfs -ra && rpc.mountd && rpc.nfsd 4 && echo "rdma 20049" >/proc/fs/nfsd/portlist &&
+		grep -q 'rdma 20049' /proc/fs/nfsd/portlist
+}
+# nfs_case VERS SOURCE: mounts SOURCE with proto=rdma, runs fio with verification (buffered and
+# direct), writes a file, drops the caches and compares it, unmounts.
+nfs_case() {
+	local m=/tmp/mnt-nfs$1
+	mkdir -p $m && mount -t nfs -o vers=$1,proto=rdma,port=20049,nolock "$ip:$2" $m || return
+	grep -q " $m nfs.*proto=rdma" /proc/mounts || { echo "not an RDMA mount:"; grep " $m " /proc/mounts; umount $m; return 1; }
+	local rc=0
+	fio --name=nfs-b --directory=$m --size=$((nfs_mib / 2))M --rw=write --bs=1M --direct=0 --ioengine=psync \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 >/tmp/fio-nfs.out 2>&1 || { cat /tmp/fio-nfs.out; rc=1; }
+	fio --name=nfs-d --directory=$m --size=$((nfs_mib / 2))M --rw=randwrite --bs=64k --direct=1 --ioengine=libaio \
+		--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 >/tmp/fio-nfs.out 2>&1 ||
+		{ cat /tmp/fio-nfs.out; rc=1; }
+	head -c 48M /dev/urandom >/tmp/nfs-src && cp /tmp/nfs-src $m/file && sync && echo 3 >/proc/sys/vm/drop_caches &&
+		cmp /tmp/nfs-src $m/file || { echo "48 MiB file differs after the caches were dropped"; rc=1; }
+	rm -f $m/file $m/nfs-b* $m/nfs-d*
+	umount $m || rc=1
+	return $rc
+}
+check "nfs: server (nfsd, rdma 20049 in portlist)" nfs_server
+consumer nfs "v4.2 over RDMA: fio verify ${nfs_mib} MiB buffered and direct, file compared" nfs_case 4.2 /
+quick || consumer nfs "v3 over RDMA: fio verify ${nfs_mib} MiB buffered and direct, file compared" nfs_case 3 /tmp/nfs-export
+rpc.nfsd 0; exportfs -ua; pkill rpc.mountd; pkill rpcbind; pkill nfsdcld
+
+# --- iSER ----------------------------------------------------------------------------------------
+# LIO's iSCSI target with an iSER portal (configfs: np/IP:3260/iser) and a ramdisk LUN, demo-mode
+# ACLs; open-iscsi's iscsid and iscsiadm over the iser interface.
+T=/sys/kernel/config/target
+iqn=iqn.2026-12.org.rxe-rs:target
+tp=$T/iscsi/$iqn/tpgt_1
+iser_target() {
+	modprobe -a iscsi_target_mod ib_isert ib_iser sd_mod &&
+		mkdir -p $T/core/rd_mcp_1/iser0 && echo rd_pages=$((64 * 256)) >$T/core/rd_mcp_1/iser0/control &&
+		echo 1 >$T/core/rd_mcp_1/iser0/enable && mkdir -p $tp/lun/lun_0 &&
+		ln -s $T/core/rd_mcp_1/iser0 $tp/lun/lun_0/iser0 && mkdir $tp/np/$ip:3260 &&
+		echo 1 >$tp/np/$ip:3260/iser && echo 1 >$tp/attrib/generate_node_acls &&
+		echo 0 >$tp/attrib/demo_mode_write_protect && echo 0 >$tp/attrib/authentication &&
+		echo 1 >$tp/attrib/cache_dynamic_acls && echo 1 >$tp/enable
+}
+iser_initiator() {
+	mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi &&
+		echo "InitiatorName=iqn.2026-12.org.rxe-rs:initiator" >/etc/iscsi/initiatorname.iscsi &&
+		iscsid && sleep 1 && iscsiadm -m discovery -t st -p $ip:3260 -I iser | tee /tmp/iser-disc.out &&
+		grep -q "$iqn" /tmp/iser-disc.out
+}
+iser_disk() {
+	local d
+	for d in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+		[ -e "$d" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+iser_login() {
+	iscsiadm -m node -T $iqn -p $ip:3260 -I iser --login >/dev/null || return
+	iscsiadm -m session | grep -q "^iser: .*$iqn" || { echo "session not over iser:"; iscsiadm -m session; return 1; }
+	for _ in $(seq 150); do [ -b "$(iser_disk)" ] && return 0; sleep 0.2; done
+	echo "no disk from the iSER session"; return 1
+}
+iser_logout() {
+	iscsiadm -m node -T $iqn -p $ip:3260 -I iser --logout >/dev/null || return
+	for _ in $(seq 150); do iser_disk >/dev/null || return 0; sleep 0.2; done
+	echo "disk still there"; return 1
+}
+iser_fio() {
+	iser_login || return
+	fio --name=iser --filename="$(iser_disk)" --size=48M --rw=randwrite --bs=64k --direct=1 --ioengine=libaio \
+		--iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 >/tmp/fio-iser.out 2>&1 ||
+		{ cat /tmp/fio-iser.out; iser_logout; return 1; }
+	iser_logout
+}
+iser_cycles() {
+	local i
+	for i in $(seq 20); do iser_login && iser_logout || { echo "cycle $i failed"; return 1; }; done
+}
+check "iser: LIO target, iSER portal $ip:3260, ramdisk LUN" iser_target
+consumer iser "discovery over iser" iser_initiator
+consumer iser "login, fio verify 48 MiB, logout" iser_fio
+quick || consumer iser "20 login/logout cycles" iser_cycles
+iscsiadm -m node -o delete >/dev/null 2>&1; pkill iscsid
+rm -f $tp/lun/lun_0/iser0; rmdir $tp/np/$ip:3260 $tp/lun/lun_0 $tp $T/iscsi/$iqn $T/core/rd_mcp_1/iser0 $T/core/rd_mcp_1 2>/dev/null
+
+check "rdma link del rxe0" rdma link del rxe0
+tally
