@@ -26,8 +26,10 @@ pub const MAX_SGE_RD: u32 = 32;
 pub const MAX_INLINE_DATA: u32 = MAX_SGE * 16;
 /// `RXE_MAX_CQ`.
 pub const MAX_CQ: u32 = DEFAULT_MAX_VALUE;
-/// `RXE_MAX_LOG_CQE`.
-pub const MAX_LOG_CQE: u32 = 15;
+/// `RXE_MAX_LOG_CQE`, larger than C's 15: libfabric's `ofi_rxm` opens its message CQ with
+/// (128 + 128) × its universe size (1,024) entries and, on C's 32,767, fails `fi_enable` with
+/// `EINVAL`. 2^19 − 1 entries are a 64 MiB ring (128-byte slots), as a hardware CQ that size is.
+pub const MAX_LOG_CQE: u32 = 19;
 /// `RXE_MAX_PD`.
 pub const MAX_PD: u32 = DEFAULT_MAX_VALUE;
 /// `RXE_MAX_QP_RD_ATOM`.

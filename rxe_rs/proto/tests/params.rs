@@ -8,7 +8,7 @@ fn limits_match_rxe_param_h() {
     assert_eq!(MAX_MW, (1 << 20) - ((1 << 19) + 1));
     assert_eq!(MAX_AH, 32767);
     assert_eq!(MAX_INLINE_DATA, 512);
-    assert_eq!((1u32 << MAX_LOG_CQE) - 1, 32767);
+    assert_eq!((1u32 << MAX_LOG_CQE) - 1, 524_287);
 }
 
 #[test]
