@@ -55,7 +55,14 @@ srp_disk() {
 }
 rports() { ls -d /sys/class/srp_remote_ports/port-* 2>/dev/null; }
 login() {
-	echo "$target_spec" >"$srp_host/add_target" || return
+	# A logged-out target leaves ib_srp's list asynchronously (srp_remove_work): until then
+	# add_target answers EEXIST.
+	local i
+	for i in $(seq 50); do
+		echo "$target_spec" >"$srp_host/add_target" 2>/dev/null && break
+		[ "$i" -lt 50 ] || { echo "add_target refused 50 times"; return 1; }
+		sleep 0.2
+	done
 	for _ in $(seq 150); do
 		d=$(srp_disk) && [ -b "$d" ] && return 0
 		sleep 0.2
