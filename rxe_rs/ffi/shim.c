@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C shims: static inline functions and macros of the kernel headers, made callable from
- * Rust. Each is a one-line forwarder; the logic lives in Rust.
+ * Rust. Most are one-line forwarders. Some hold a few lines of kernel plumbing where no single
+ * call exists: the skb work of rxe_net.c (allocating a transmit skb, the route lookup, the UDP
+ * and IP headers, sending and looping back, attaching page fragments and the trailer, reading
+ * a packet's pieces, queues that close), the UDP tunnel socket's setup, walks of a umem's
+ * pages, and copies and 64-bit atomics on pages under kmap_local_page. The protocol's logic
+ * lives in Rust.
  */
 #include <linux/crc32.h>
 #include <linux/if_vlan.h>

@@ -215,7 +215,6 @@ fn state(raw: u32) -> QpState {
     QpState::from_raw(raw).unwrap_or(QpState::Reset)
 }
 
-/// `hash_32(qpn, 14)`: spreads QPs over UDP source ports (ECMP), as the C driver.
 /// `max_rd_atomic` and `max_dest_rd_atomic` as `rxe_qp_from_attr` stores them: rounded up to a
 /// power of two (0 stays 0).
 fn round_rd_atomic(v: u8) -> u8 {
@@ -262,6 +261,7 @@ fn store_attrs(cur: &mut QpAttrs, attr: &QpAttrs, mask: u32) {
     }
 }
 
+/// `0xc000 | hash_32(qpn, 14)`: spreads QPs over UDP source ports (ECMP), as the C driver.
 fn src_port(qpn: u32) -> u16 {
     0xc000 | ((qpn.wrapping_mul(0x61c8_8647) >> (32 - 14)) as u16 & 0x3fff)
 }
