@@ -7,8 +7,9 @@
 # posted in INIT are refused; RDMA WRITE and READ through the PD's unsafe global rkey; an atomic
 # through it completes with REM_ACCESS_ERR (that rkey has no REMOTE_ATOMIC); validate_send_wr's
 # refusals (short atomic SGE, misaligned atomic, inline READ, too many SGEs: -EINVAL, bad_wr,
-# nothing posted) leave the QP working; an inline SEND lands in the peer's receive. The module
-# runs its 12 checks in init and logs one line each; this script prints them and checks the
+# nothing posted) leave the QP working; an inline SEND lands in the peer's receive; a
+# fast-registration MR (ib_alloc_mr, REG_MR) takes an RDMA WRITE through its rkey. The module
+# runs its 13 checks in init and logs one line each; this script prints them and checks the
 # module's counts. Run it on both drivers, and on the debug kernel (KASAN, kmemleak):
 #   scripts/build-module && scripts/vm-run --driver rs --timeout 900 -- tests/vm/kverbs.sh
 #   scripts/vm-run --driver c --timeout 900 -- tests/vm/kverbs.sh
@@ -17,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 ko="$(dirname "$0")/../../.build/${VARIANT:-stock}/tests/kverbs/rxe_kverbs.ko"
 params=/sys/module/rxe_kverbs/parameters
-expected=12
+expected=13
 link_up() {
 	local gid=""
 	rdma link add rxk0 type rxe netdev eth0 || return 1

@@ -19,6 +19,7 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
@@ -551,6 +552,65 @@ static void case_e(struct kv_ctx *c)
 }
 
 /* The first IPv4 RoCEv2 GID of port 1. */
+/*
+ * A fast-registration MR (ib_alloc_mr, as NVMe over RDMA, iSER and SRP use): mapped over the
+ * buffer's dst with ib_map_mr_sg, registered with IB_WR_REG_MR (REMOTE_WRITE), written through
+ * its rkey, then invalidated with IB_WR_LOCAL_INV.
+ */
+static void case_f(struct kv_ctx *c)
+{
+	struct kv_buf *b = c->buf;
+	const char *name = "f fast-registration MR: REG_MR, RDMA WRITE 64 B through its rkey lands, LOCAL_INV";
+	struct ib_sge sge = kv_sge(c, KV_DMA(c, src), sizeof(b->src));
+	struct ib_reg_wr reg = { .wr = { .wr_id = 50, .opcode = IB_WR_REG_MR,
+					 .send_flags = IB_SEND_SIGNALED },
+				 .access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE };
+	struct ib_rdma_wr wr = { .wr = { .wr_id = 51, .sg_list = &sge, .num_sge = 1,
+					 .opcode = IB_WR_RDMA_WRITE, .send_flags = IB_SEND_SIGNALED } };
+	struct ib_send_wr inv = { .wr_id = 52, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	int n, i;
+
+	if (!kv_ready(c, name))
+		return;
+	mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr)) {
+		kv_fail(name, "ib_alloc_mr: %ld", PTR_ERR(mr));
+		return;
+	}
+	sg_init_one(&sg, b->dst, sizeof(b->dst));
+	sg_dma_address(&sg) = KV_DMA(c, dst);
+	sg_dma_len(&sg) = sizeof(b->dst);
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+	if (n != 1) {
+		kv_fail(name, "ib_map_mr_sg: %d", n);
+		goto out;
+	}
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	for (i = 0; i < sizeof(b->src); i++)
+		b->src[i] = i * 5 + 3;
+	memset(b->dst, 0, sizeof(b->dst));
+	wr.remote_addr = mr->iova;
+	wr.rkey = mr->rkey;
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (!kv_post(c, name, &reg.wr) || !kv_expect(c, name, 50, IB_WC_SUCCESS, IB_WC_REG_MR, &wc) ||
+	    !kv_post(c, name, &wr.wr) || !kv_expect(c, name, 51, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, &wc))
+		goto out;
+	if (memcmp(b->dst, b->src, sizeof(b->dst))) {
+		kv_fail(name, "target bytes differ (first %*ph)", 8, b->dst);
+		goto out;
+	}
+	if (kv_post(c, name, &inv) && kv_expect(c, name, 52, IB_WC_SUCCESS, IB_WC_LOCAL_INV, &wc))
+		kv_ok(name);
+out:
+	ib_dereg_mr(mr);
+}
+
 static int kv_find_gid(struct kv_ctx *c)
 {
 	const struct ib_gid_attr *attr;
@@ -662,6 +722,7 @@ static int __init rxe_kverbs_init(void)
 		case_c(c);
 		case_d(c);
 		case_e(c);
+		case_f(c);
 	}
 	kv_teardown(c);
 	ib_device_put(c->dev);
