@@ -6,13 +6,14 @@
 #   make module      only build .build/stock/rdma_rxe_rs.ko (DEBUG=1: .build/debug too)
 #   make host-test   only cargo test
 #   make check-consumers  UCX, MPI, libfabric, NFS, iSER, rsockets over rxe0 on both drivers
+#   make check-faults     every allocation of every control operation failing in turn (debug kernel)
 #
 # Everything heavy is cached outside the repo in ~/.cache/rxe-rs (RXE_CACHE to move it).
 
 DEBUG ?= 0
 debug_flag := $(if $(filter 1 yes y,$(DEBUG)),--debug,)
 
-.PHONY: all setup module demo check check-consumers host-test clean bench
+.PHONY: all setup module demo check check-consumers check-faults host-test clean bench
 
 all: module
 
@@ -31,6 +32,11 @@ check:
 
 check-consumers: module
 	scripts/check-consumers $(debug_flag)
+
+check-faults:
+	scripts/setup --debug
+	scripts/build-module --debug
+	scripts/check-faults
 
 host-test:
 	cargo test

@@ -1,0 +1,366 @@
+# SPDX-License-Identifier: GPL-2.0
+"""
+A verbs fuzzer (run by tests/vm/verbs-fuzz.sh, either driver): several processes issue random
+sequences of verbs on random objects of one device, with well-formed and malformed attributes,
+post traffic between their own QPs and to the QPs other workers publish, and are killed at
+random points; new workers take their place until the time is up.
+  python3 verbs_fuzz.py DEV GID_INDEX --seed S --seconds T [--workers N] [--faults]
+--faults: each worker marks itself for fault injection (/proc/self/make-it-fail), for
+failslab and fail_page_alloc with task-filter set (verbs-fuzz.sh sets their probability).
+
+Every worker's random stream comes from (seed, worker number); the parent's choice of when to
+kill whom from the seed, so a run is reproduced by its seed as far as the kernel's timing
+allows. Errors from the verbs are the point (any errno is accepted); what is judged is outside
+this program: the kernel log (vm-run: KASAN, lockdep, WARN, oops), kmemleak, and the device
+and module surviving (verbs-fuzz.sh). The program prints the seed, each worker's start and end
+(exit status or the signal that killed it) and a count of the verbs issued.
+"""
+import os
+import random
+import signal
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR, MW, MWBindInfo
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+BOARD = '/tmp/verbs-fuzz-board'  # "qpn rkey addr" lines the workers publish for each other
+
+QP_TYPES = [e.IBV_QPT_RC, e.IBV_QPT_UC, e.IBV_QPT_UD]
+STATES = [e.IBV_QPS_RESET, e.IBV_QPS_INIT, e.IBV_QPS_RTR, e.IBV_QPS_RTS, e.IBV_QPS_SQD,
+          e.IBV_QPS_SQE, e.IBV_QPS_ERR]
+OPCODES = [e.IBV_WR_SEND, e.IBV_WR_SEND_WITH_IMM, e.IBV_WR_RDMA_WRITE,
+           e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WR_RDMA_READ, e.IBV_WR_ATOMIC_CMP_AND_SWP,
+           e.IBV_WR_ATOMIC_FETCH_AND_ADD, e.IBV_WR_LOCAL_INV, e.IBV_WR_BIND_MW,
+           e.IBV_WR_SEND_WITH_INV]
+ACCESS = [e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACCESS_REMOTE_READ,
+          e.IBV_ACCESS_REMOTE_ATOMIC, e.IBV_ACCESS_MW_BIND, e.IBV_ACCESS_ON_DEMAND]
+QP_MASKS = [e.IBV_QP_STATE, e.IBV_QP_PKEY_INDEX, e.IBV_QP_PORT, e.IBV_QP_ACCESS_FLAGS,
+            e.IBV_QP_AV, e.IBV_QP_PATH_MTU, e.IBV_QP_DEST_QPN, e.IBV_QP_RQ_PSN,
+            e.IBV_QP_MAX_DEST_RD_ATOMIC, e.IBV_QP_MIN_RNR_TIMER, e.IBV_QP_SQ_PSN,
+            e.IBV_QP_TIMEOUT, e.IBV_QP_RETRY_CNT, e.IBV_QP_RNR_RETRY, e.IBV_QP_MAX_QP_RD_ATOMIC,
+            e.IBV_QP_QKEY]
+# Lengths near the limits: zero, small, a page, MTU edges, 2^31, 2^32 - 1.
+LENGTHS = [0, 1, 7, 8, 63, 1024, 1025, 4095, 4096, 65536, 1 << 20, (1 << 31) - 1, 1 << 31,
+           (1 << 32) - 1]
+
+
+class Worker:
+    def __init__(self, dev, gid_index, rng):
+        self.r = rng
+        self.dev, self.gid_index = dev, gid_index
+        self.ctx = Context(name=dev)
+        self.gid = self.ctx.query_gid(1, gid_index)
+        self.objs = {'pd': [PD(self.ctx)], 'cq': [], 'qp': [], 'srq': [], 'mr': [], 'mw': [],
+                     'ah': []}
+        self.issued = 0
+
+    def pick(self, kind):
+        lst = self.objs[kind]
+        return self.r.choice(lst) if lst else None
+
+    def flags(self, choices):
+        v = 0
+        for f in choices:
+            if self.r.random() < 0.4:
+                v |= f
+        return v
+
+    def num(self):
+        r = self.r.random()
+        if r < 0.6:
+            return self.r.randint(0, 64)
+        if r < 0.9:
+            return self.r.choice(LENGTHS)
+        return self.r.getrandbits(32)
+
+    def key(self):
+        """An lkey/rkey: one of ours, one published, or random."""
+        r = self.r.random()
+        mr = self.pick('mr')
+        if r < 0.5 and mr:
+            return mr.lkey if self.r.random() < 0.5 else mr.rkey
+        if r < 0.7:
+            peer = self.peer()
+            if peer:
+                return peer[1]
+        return self.r.getrandbits(32)
+
+    def peer(self):
+        try:
+            with open(BOARD) as f:
+                lines = f.read().split('\n')[-64:]
+            lines = [ln.split() for ln in lines if ln.strip()]
+            return [int(x, 0) for x in self.r.choice(lines)] if lines else None
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def sges(self, mapped=False):
+        """SGEs: over our MRs, or (unless mapped) anywhere with any key and length."""
+        if mapped:
+            mr = self.pick('mr')
+            if not mr:
+                return []
+            off = self.r.randint(0, mr.length - 1)
+            return [SGE(mr.buf + off, self.r.randint(0, min(256, mr.length - off)), mr.lkey)]
+        out = []
+        for _ in range(self.r.choice([0, 1, 1, 2, 3, 8, 33])):
+            mr = self.pick('mr')
+            base = mr.buf if mr and self.r.random() < 0.8 else self.r.getrandbits(64)
+            out.append(SGE(base + self.r.choice([0, 0, 1, 8, 4096]) % (1 << 64),
+                           self.r.choice(LENGTHS) if self.r.random() < 0.3 else self.r.randint(0, 4096),
+                           self.key()))
+        return out
+
+    # --- the verbs -------------------------------------------------------------------------
+
+    def create_cq(self):
+        self.objs['cq'].append(CQ(self.ctx, self.r.choice([1, 2, 16, 256, 4096, 1 << 20, self.num()]),
+                                  None, None, 0))
+
+    def create_qp(self):
+        cq, pd = self.pick('cq'), self.pick('pd')
+        if not cq or not pd:
+            return
+        cap = QPCap(max_send_wr=self.r.choice([0, 1, 16, 1 << 14, self.num()]),
+                    max_recv_wr=self.r.choice([0, 1, 16, self.num()]),
+                    max_send_sge=self.r.choice([0, 1, 4, 32, self.num()]),
+                    max_recv_sge=self.r.choice([1, 4, self.num()]),
+                    max_inline_data=self.r.choice([0, 64, 256, self.num()]))
+        srq = self.pick('srq') if self.r.random() < 0.2 else None
+        qp = QP(pd, QPInitAttr(qp_type=self.r.choice(QP_TYPES), scq=cq,
+                               rcq=self.pick('cq'), srq=srq, cap=cap,
+                               sq_sig_all=self.r.randint(0, 1)))
+        self.objs['qp'].append(qp)
+        mr = self.pick('mr')
+        if mr and self.r.random() < 0.5:
+            with open(BOARD, 'a') as f:
+                f.write(f'{qp.qp_num} {mr.rkey} {mr.buf}\n')
+
+    def modify_qp(self):
+        qp = self.pick('qp')
+        if not qp:
+            return
+        a = QPAttr(port_num=self.r.choice([1, 1, 1, 0, 2]))
+        a.qp_state = self.r.choice(STATES)
+        a.qp_access_flags = self.flags(ACCESS)
+        a.path_mtu = self.r.choice([e.IBV_MTU_256, e.IBV_MTU_1024, e.IBV_MTU_4096])
+        peer = self.peer()
+        a.dest_qp_num = peer[0] if peer and self.r.random() < 0.5 else self.pick('qp').qp_num
+        a.rq_psn = a.sq_psn = self.r.getrandbits(24)
+        a.max_dest_rd_atomic = a.max_rd_atomic = self.r.choice([0, 1, 16, 128])
+        a.min_rnr_timer = self.r.randint(0, 31)
+        a.timeout, a.retry_cnt, a.rnr_retry = self.r.randint(0, 31), self.r.randint(0, 7), \
+            self.r.randint(0, 7)
+        a.qkey = self.r.getrandbits(32)
+        a.ah_attr = AHAttr(port_num=1, is_global=1,
+                           gr=GlobalRoute(dgid=self.gid, sgid_index=self.r.choice([self.gid_index, 0, 1, 200])))
+        mask = self.transition_mask(qp.qp_type, a.qp_state) if self.r.random() < 0.7 \
+            else self.flags(QP_MASKS)
+        qp.modify(a, mask)
+
+    @staticmethod
+    def transition_mask(qp_type, state):
+        """The attributes a move to state takes (so that QPs reach RTS often)."""
+        ud, rc = qp_type == e.IBV_QPT_UD, qp_type == e.IBV_QPT_RC
+        m = e.IBV_QP_STATE
+        if state == e.IBV_QPS_INIT:
+            m |= e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | (e.IBV_QP_QKEY if ud else e.IBV_QP_ACCESS_FLAGS)
+        elif state == e.IBV_QPS_RTR and not ud:
+            m |= e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
+            if rc:
+                m |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
+        elif state == e.IBV_QPS_RTS:
+            m |= e.IBV_QP_SQ_PSN
+            if rc:
+                m |= e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC
+        return m
+
+    def reg_mr(self):
+        pd = self.pick('pd')
+        length = self.r.choice([1, 64, 4096, 65536, 1 << 20])
+        self.objs['mr'].append(MR(pd, length, self.flags(ACCESS) | e.IBV_ACCESS_LOCAL_WRITE))
+
+    def alloc_mw(self):
+        self.objs['mw'].append(MW(self.pick('pd'), self.r.choice([e.IBV_MW_TYPE_1, e.IBV_MW_TYPE_2])))
+
+    def create_srq(self):
+        self.objs['srq'].append(SRQ(self.pick('pd'), SrqInitAttr(SrqAttr(
+            max_wr=self.r.choice([1, 16, 1 << 15, self.num()]), max_sge=self.r.choice([1, 4, self.num()]),
+            srq_limit=self.r.choice([0, 1, 8, self.num()])))))
+
+    def modify_srq(self):
+        srq = self.pick('srq')
+        if srq:
+            srq.modify(SrqAttr(max_wr=self.num(), srq_limit=self.num()),
+                       self.r.choice([e.IBV_SRQ_LIMIT, e.IBV_SRQ_MAX_WR, 3]))
+
+    def create_ah(self):
+        self.objs['ah'].append(AH(self.pick('pd'), attr=AHAttr(
+            port_num=self.r.choice([1, 1, 2]), is_global=1,
+            gr=GlobalRoute(dgid=self.gid, sgid_index=self.r.choice([self.gid_index, 0, 1, 255])))))
+
+    def resize_cq(self):
+        cq = self.pick('cq')
+        if cq:
+            cq.resize(self.r.choice([1, 16, 4096, self.num()]))
+
+    def post_send(self):
+        qp = self.pick('qp')
+        if not qp:
+            return
+        wrs = []
+        for i in range(self.r.choice([1, 1, 2, 8])):
+            op = self.r.choice(OPCODES)
+            flags = self.flags([e.IBV_SEND_SIGNALED, e.IBV_SEND_FENCE, e.IBV_SEND_INLINE,
+                                e.IBV_SEND_SOLICITED])
+            # librxe copies inline data in user space: inline only from memory that is there.
+            sg = self.sges(mapped=bool(flags & e.IBV_SEND_INLINE))
+            wr = SendWR(wr_id=self.r.getrandbits(64), opcode=op, num_sge=len(sg), sg=sg or None,
+                        send_flags=flags)
+            peer = self.peer()
+            if op in (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_WRITE_WITH_IMM, e.IBV_WR_RDMA_READ):
+                wr.set_wr_rdma(self.key(), peer[2] if peer and self.r.random() < 0.5 else self.r.getrandbits(64))
+            elif op in (e.IBV_WR_ATOMIC_CMP_AND_SWP, e.IBV_WR_ATOMIC_FETCH_AND_ADD):
+                wr.set_wr_atomic(self.key(), self.r.getrandbits(64) & ~self.r.choice([0, 7]),
+                                 self.r.getrandbits(64), self.r.getrandbits(64))
+            elif op == e.IBV_WR_BIND_MW:
+                mw, mr = self.pick('mw'), self.pick('mr')
+                if not mw or not mr:
+                    return  # librxe reads the bind's MR in user space
+                wr.set_bind_wr(mw, MWBindInfo(mr, mr.buf, self.r.choice([0, 1, mr.length, mr.length + 1]),
+                                              self.flags(ACCESS)))
+            if qp.qp_type == e.IBV_QPT_UD:
+                # librxe dereferences a UD WR's AH in user space: without one, no post.
+                ah = self.pick('ah')
+                if not ah:
+                    return
+                wr.set_wr_ud(ah, peer[0] if peer else self.r.getrandbits(24), self.r.getrandbits(32))
+            wrs.append(wr)
+        for a, b in zip(wrs, wrs[1:]):
+            a.next_wr = b
+        qp.post_send(wrs[0])
+
+    def post_recv(self):
+        target = self.pick('srq') if self.r.random() < 0.3 else self.pick('qp')
+        if target:
+            sg = self.sges()
+            target.post_recv(RecvWR(wr_id=self.r.getrandbits(64), num_sge=len(sg), sg=sg or None))
+
+    def poll(self):
+        cq = self.pick('cq')
+        if cq:
+            cq.poll(self.r.choice([1, 16]))
+
+    def destroy(self):
+        """Destroys an object nothing else of ours depends on (pyverbs closes the dependants
+        of a PD, CQ or SRQ with it, and a closed object must not be used again: reset)."""
+        kind = self.r.choice(['qp', 'qp', 'mr', 'mw', 'ah'])
+        lst = self.objs[kind]
+        if lst:
+            o = lst.pop(self.r.randrange(len(lst)))
+            o.close()  # EBUSY and the like are answers too; the object is dropped either way
+
+    def reset(self):
+        """Closes the context with everything in it, and opens a fresh one."""
+        ctx = self.ctx
+        for kind in self.objs:
+            self.objs[kind] = []
+        try:
+            ctx.close()
+        except Exception:
+            pass
+        self.ctx = Context(name=self.dev)
+        self.objs['pd'] = [PD(self.ctx)]
+
+    def step(self):
+        verbs = [(self.create_cq, 3), (self.create_qp, 4), (self.modify_qp, 8), (self.reg_mr, 3),
+                 (self.alloc_mw, 1), (self.create_srq, 1), (self.modify_srq, 1),
+                 (self.create_ah, 1), (self.resize_cq, 1), (self.post_send, 10),
+                 (self.post_recv, 5), (self.poll, 6), (self.destroy, 5), (self.reset, 0.2),
+                 (lambda: self.objs['pd'].append(PD(self.ctx)), 1)]
+        fn = self.r.choices([v for v, _ in verbs], [w for _, w in verbs])[0]
+        self.issued += 1
+        try:
+            fn()
+        except Exception:  # every errno is an answer
+            pass
+
+
+def worker_main(dev, gid_index, seed, n):
+    rng = random.Random(f'{seed}/{n}')
+    w = Worker(dev, gid_index, rng)
+    while True:
+        w.step()
+        if sum(len(v) for v in w.objs.values()) > 300:
+            w.reset()  # keeps the pools bounded
+
+
+def main():
+    args = sys.argv[1:]
+    faults = '--faults' in args
+    if faults:
+        args.remove('--faults')
+    opt = {'--seed': None, '--seconds': '60', '--workers': '4'}
+    for k in list(opt):
+        if k in args:
+            i = args.index(k)
+            opt[k] = args[i + 1]
+            del args[i:i + 2]
+    dev, gid_index = args[0], int(args[1])
+    seed = int(opt['--seed']) if opt['--seed'] is not None else random.SystemRandom().getrandbits(32)
+    seconds, nworkers = float(opt['--seconds']), int(opt['--workers'])
+    print(f'verbs_fuzz: seed {seed}, {seconds:.0f} s, {nworkers} workers on {dev}', flush=True)
+    rng = random.Random(seed)
+    open(BOARD, 'w').close()
+    live, started, ended = {}, 0, 0
+
+    def spawn():
+        nonlocal started
+        n = started
+        started += 1
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            try:
+                if faults:
+                    with open('/proc/self/make-it-fail', 'w') as f:
+                        f.write('1')
+                worker_main(dev, gid_index, seed, n)
+            finally:
+                os._exit(0)
+        live[pid] = n
+
+    for _ in range(nworkers):
+        spawn()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(rng.uniform(0.2, 3.0))
+        if live:
+            victim = rng.choice(sorted(live))
+            os.kill(victim, rng.choice([signal.SIGKILL, signal.SIGKILL, signal.SIGTERM]))
+        while True:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if not pid:
+                break
+            ended += 1
+            live.pop(pid, None)
+            spawn()
+    for pid in list(live):
+        os.kill(pid, signal.SIGKILL)
+    for pid in list(live):
+        os.waitpid(pid, 0)
+        ended += 1
+    print(f'verbs_fuzz: seed {seed}: {started} workers started, {ended} ended (killed at random)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
