@@ -31,7 +31,8 @@ pub(crate) struct PolledWc {
     pub(crate) network_hdr_type: u8,
 }
 
-/// The completion queue verbs of a driver. Methods run in process context.
+/// The completion queue verbs of a driver. Methods run in process context, but `poll_cq` and
+/// `req_notify_cq`, which kernel users call from any context.
 #[vtable]
 pub(crate) trait CqOps: DeviceOps {
     /// Per completion queue data.

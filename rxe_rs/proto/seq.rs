@@ -6,8 +6,9 @@
 //! may replace both at any time; a check must see the old pair or the new one, never a mix. A
 //! reader loads the count, the two words and the count again, and retries if a write was in
 //! progress or happened in between; it takes no lock and writes nothing shared, so packets on
-//! many CPUs do not bounce a lock's cache line. Writes are rare and are serialised by the
-//! caller.
+//! many CPUs do not bounce a lock's cache line. Writes are rare; each takes the pair's one
+//! [`SeqWriter`] by `&mut`, so two cannot overlap: its owner keeps it inside the lock that
+//! serialises them.
 //!
 //! The orderings follow Boehm, "Can seqlocks get along with programming language memory
 //! models?" (MSPC 2012): the words are atomics themselves (no data race), the reader's second
@@ -15,6 +16,11 @@
 //! store is ordered before the word stores by a release fence.
 
 use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
+
+/// The right to write a [`SeqPair`]: one per pair, made with it. [`SeqPair::write`] takes it
+/// by `&mut`, so whoever holds it (the kernel keeps it in an irq-safe spinlock) is the only
+/// writer.
+pub struct SeqWriter(());
 
 /// A `usize` and a `u32` that are read and written as one value.
 pub struct SeqPair {
@@ -25,13 +31,14 @@ pub struct SeqPair {
 }
 
 impl SeqPair {
-    /// A pair holding `(first, second)`.
-    pub const fn new(first: usize, second: u32) -> Self {
-        Self {
+    /// A pair holding `(first, second)`, and its writer.
+    pub const fn new(first: usize, second: u32) -> (Self, SeqWriter) {
+        let pair = Self {
             seq: AtomicU32::new(0),
             first: AtomicUsize::new(first),
             second: AtomicU32::new(second),
-        }
+        };
+        (pair, SeqWriter(()))
     }
 
     /// Both words, as one write left them.
@@ -68,9 +75,10 @@ impl SeqPair {
 
     /// Replaces the words that are `Some`, both visible to readers at once.
     ///
-    /// The caller serialises writers (the count would go wrong with two at once) and keeps
-    /// readers on its own CPU out while it writes (or a reader there spins forever).
-    pub fn write(&self, first: Option<usize>, second: Option<u32>) {
+    /// `_writer` is this pair's [`SeqWriter`] (a second one at once would break the count).
+    /// The caller keeps readers on its own CPU out while it writes (or a reader there spins
+    /// forever): the kernel holds the writer under an irq-safe spinlock.
+    pub fn write(&self, _writer: &mut SeqWriter, first: Option<usize>, second: Option<u32>) {
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
         fence(Ordering::Release);

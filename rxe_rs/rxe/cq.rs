@@ -184,13 +184,19 @@ impl RxeCq {
             let Ok(wc) = UverbsWc::read(&cqe) else { break };
             *slot = PolledWc {
                 wc,
-                qp: qp_of(wc.qp_num),
+                qp: None,
                 network_hdr_type: cqe[NET_TYPE_OFFSET],
             };
             consumer = g.next_index(consumer);
             n += 1;
         }
         cq.ring.publish_consumer(consumer);
+        drop(cq);
+        // Outside the ring's lock (interrupts off): the QP table hands out a reference, and
+        // the last one of a QP just destroyed would free its rings, which may sleep.
+        for slot in &mut out[..n] {
+            slot.qp = qp_of(slot.wc.qp_num);
+        }
         n
     }
 }

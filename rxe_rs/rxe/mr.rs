@@ -32,7 +32,7 @@ use crate::proto::{
     params,
     parts::Parts,
     range, resp,
-    seq::SeqPair,
+    seq::{SeqPair, SeqWriter},
     Errno,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -134,10 +134,11 @@ pub(crate) struct MrShared {
     /// PD ([`PdId::raw`]) and access rights, replaced together by `rereg_user_mr`; the data
     /// path reads them without a lock.
     rights: SeqPair,
-    /// Serialises `rereg_user_mr`s of the MR, with interrupts off: a data-path reader
-    /// interrupting a write on its CPU would spin on the half-written pair forever.
+    /// The writer of `rights`: `rereg_user_mr`s of the MR take it in turn, with interrupts
+    /// off (a data-path reader interrupting a write on its CPU would spin on the half-written
+    /// pair forever).
     #[pin]
-    rights_writer: SpinLockIrq<()>,
+    rights_writer: SpinLockIrq<SeqWriter>,
     mem: MrMem,
     /// [`MR_DEAD`] and the number of memory windows bound to the MR (`num_mw`): one atomic
     /// word, so that a bind and a deregistration cannot both succeed.
@@ -662,11 +663,12 @@ impl RxeMr {
                 (MrMem::Fast(fast), None, None)
             }
         };
+        let (rights, writer) = SeqPair::new(pd.raw(), access);
         let shared = Arc::pin_init(
             pin_init!(MrShared {
                 key,
-                rights: SeqPair::new(pd.raw(), access),
-                rights_writer <- new_spinlock_irq!(()),
+                rights,
+                rights_writer <- new_spinlock_irq!(writer),
                 mem,
                 state: AtomicU32::new(0),
             }),
@@ -773,9 +775,9 @@ impl RxeMr {
             new_access &= !params::ACCESS_ON_DEMAND;
         }
         let plan = params::rereg_plan(req.flags, new_access).map_err(errno)?;
-        let _writer = self.shared.rights_writer.lock();
+        let mut writer = self.shared.rights_writer.lock();
         let pd = plan.pd.then_some(req.pd.raw());
-        self.shared.rights.write(pd, plan.access);
+        self.shared.rights.write(&mut writer, pd, plan.access);
         Ok(())
     }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks the layering rules of rxe_rs/ that the compiler does not: no import cycle between
-source files, no function longer than MAX_FN_LINES in rxe/, a `# Safety` section on every
-`unsafe fn` (callbacks included). Prints every violation; exits 1 if there is one.
+source files, no file using a layer its own may not (the layer table of
+Documentation/architecture.md, read from there), no function longer than MAX_FN_LINES in rxe/,
+a `# Safety` section on every `unsafe fn` (callbacks included). Prints every violation; exits 1
+if there is one.
 
     tests/host/arch-check.py [--graph]     (--graph: print the file dependency graph)
 
@@ -206,6 +208,59 @@ def unsafe_fns_without_safety(files):
     return out
 
 
+ARCH_DOC = os.path.join(ROOT, "..", "Documentation", "architecture.md")
+
+
+def layer_table():
+    """{directory or file: (layer, {directories and files it may use})} from the "| layer |
+    directory | may use | ..." table: the backquoted rxe_rs/ paths of the directory column, the
+    backquoted layer names (`rxe`, `ib`, ...) of the may-use column."""
+    rows, in_table = [], False
+    for line in open(ARCH_DOC):
+        if line.startswith("| layer | directory | may use"):
+            in_table = True
+            continue
+        if in_table and not line.startswith("|"):
+            break
+        if in_table and not line.startswith("|---"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            rows.append(cells)
+    table = {}
+    for name, where, may_use, *_ in rows:
+        dirs = [d[len("rxe_rs/"):] for d in re.findall(r"`(rxe_rs/[^`]*)`", where)]
+        allowed = set()
+        for n in re.findall(r"`([a-z_]+)`", may_use):
+            allowed.add(n + "/")
+        for d in dirs:
+            table[d] = (name, allowed | set(dirs))
+    return table
+
+
+def layer_of(f, table):
+    for d in sorted(table, key=len, reverse=True):
+        if f == d or (d.endswith("/") and f.startswith(d)):
+            return d
+    return None
+
+
+def layer_violations(deps):
+    table = layer_table()
+    if not table:
+        return [f"{ARCH_DOC}: no layer table found"]
+    out = []
+    for f, targets in sorted(deps.items()):
+        mine = layer_of(f, table)
+        if mine is None:
+            continue
+        name, allowed = table[mine]
+        for t in sorted(targets):
+            theirs = layer_of(t, table)
+            if theirs is not None and theirs != mine and theirs not in allowed:
+                others = ", ".join(sorted(allowed - {mine})) or "nothing else"
+                out.append(f"{f} uses {t}: the {name} layer may use {others}")
+    return out
+
+
 def main():
     files = sorted(rust_files())
     deps = dependencies(files)
@@ -215,6 +270,7 @@ def main():
     problems = []
     for c in cycles(deps):
         problems.append("import cycle between: " + " ".join(c))
+    problems += layer_violations(deps)
     problems += long_functions(files)
     problems += unsafe_fns_without_safety(files)
     for p in problems:

@@ -63,7 +63,7 @@ with_traffic() {
 # "ready N"; A then runs the client; a server whose client failed is stopped; each side says
 # "done N STATUS", and both succeed only if both commands did.
 across() {
-	local t=$1 ready=$2 srv=() rc st line pid
+	local t=$1 ready=$2 srv=() rc st line
 	shift 2
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -76,16 +76,7 @@ across() {
 		if [ ${#srv[@]} = 0 ]; then
 			peer_tell "ready $xcase" && peer_hear "done $xcase" $((t + 60)) >/dev/null || rc=1
 		else
-			spawn_ready "$t" "$ready" /tmp/across.log "${srv[@]}"
-			pid=$SPAWNED_PID
-			peer_tell "ready $xcase"
-			while kill -0 "$pid" 2>/dev/null; do
-				line=$(grep -m 1 "^done $xcase " "$PEER_LOG") && [ "${line##* }" != 0 ] && {
-					echo "the client failed: server stopped"; kill "$pid"; break; }
-				sleep 0.5
-			done
-			wait "$pid" || rc=$?
-			sed 's/^/[server] /' /tmp/across.log
+			peer_served "$xcase" "$t" "$ready" /tmp/across.log "${srv[@]}" || rc=$?
 		fi ;;
 	client)
 		if peer_hear "ready $xcase" "$t" >/dev/null; then bounded "$t" "$@"; rc=$?; else rc=1; fi ;;

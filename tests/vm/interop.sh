@@ -53,7 +53,7 @@ barrier() { peer_tell "$1" && peer_hear "$1" "${2:-$T}" >/dev/null; }
 # run_case SERVER_ROLE READY SERVER_CMD… -- CLIENT_CMD…: this side's half of case $tag (see
 # the top). On a failure sets c_stall if the QPs' PSNs show C's requester stall.
 run_case() {
-	local s=$1 ready=$2 srv=() rc pid line st watch mine theirs
+	local s=$1 ready=$2 srv=() rc line st watch mine theirs
 	shift 2
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -62,17 +62,8 @@ run_case() {
 	(sleep $((case_t - 20)) && rdma res show qp link rxe0/1 -d | grep ' type RC ' >/tmp/qp.snap) &
 	watch=$!
 	if [ "$ROLE" = "$s" ]; then
-		spawn_ready "$case_t" "$ready" /tmp/case.log "${srv[@]}"
-		pid=$SPAWNED_PID
-		peer_tell "ready $tag"
-		while kill -0 "$pid" 2>/dev/null; do
-			line=$(grep -m 1 "^done $tag " "$PEER_LOG") && [ "${line##* }" != 0 ] && {
-				echo "the client failed: server stopped"; kill "$pid"; break; }
-			sleep 0.5
-		done
-		wait "$pid"
+		peer_served "$tag" "$case_t" "$ready" /tmp/case.log "${srv[@]}"
 		rc=$?
-		sed 's/^/[server] /' /tmp/case.log
 	else
 		if peer_hear "ready $tag" "$case_t" >/dev/null; then
 			timeout -k 5 "$case_t" "$@"

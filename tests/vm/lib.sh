@@ -182,6 +182,27 @@ spawn_ready() {
 	done
 }
 
+# peer_served TAG TIMEOUT READY LOG SERVER_CMD…: the server's side of a case across two VMs
+# (the peer runs the client): starts SERVER_CMD as spawn_ready does, says "ready TAG", and waits
+# for it; it is stopped at once when the peer says "done TAG STATUS" with a failure. Its output,
+# kept in LOG, is printed prefixed "[server] "; returns its status.
+peer_served() {
+	local tag=$1 t=$2 ready=$3 log=$4 pid line rc
+	shift 4
+	spawn_ready "$t" "$ready" "$log" "$@"
+	pid=$SPAWNED_PID
+	peer_tell "ready $tag"
+	while kill -0 "$pid" 2>/dev/null; do
+		line=$(grep -m 1 "^done $tag " "$PEER_LOG") && [ "${line##* }" != 0 ] && {
+			echo "the client failed: server stopped"; kill "$pid"; break; }
+		sleep 0.5
+	done
+	wait "$pid"
+	rc=$?
+	sed 's/^/[server] /' "$log"
+	return "$rc"
+}
+
 # serve TIMEOUT READY SERVER_CMD… -- CLIENT_CMD…: a client/server pair, each under
 # `timeout TIMEOUT`. Starts the server in the background, polls the command string READY (e.g.
 # "tcp_listening 18515", or "sleep 2") for up to 30 s, runs the client, then waits for the
@@ -302,4 +323,26 @@ no_new_leaks() {
 	echo scan >$k; sleep 6; echo scan >$k
 	[ -s $k ] || return 0
 	head -n 40 $k; echo clear >$k; return 1
+}
+
+# injected_failures_only: under fault injection the allocator reports each failure it was made
+# to give (warn_alloc: "page allocation failure", "vmalloc error", with a stack dump). Succeeds
+# if every stack dump in the kernel log is such a report and nothing else in it is a problem
+# (scripts/vm-run's patterns), then clears the log, so that vm-run judges what comes after;
+# otherwise prints the log's problems and leaves it for vm-run.
+injected_failures_only() {
+	local log
+	log=$(dmesg)
+	if grep -qE 'BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault|Kernel panic|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|rcu: INFO|detected stall|unreferenced object' <<<"$log"; then
+		echo "the kernel log has more than injected allocation failures"; return 1
+	fi
+	# Each "Call Trace:" must be followed, within its first frames, by warn_alloc.
+	if ! awk '/Call Trace:/ { open = 1; n = 0; next }
+		open && /warn_alloc\+/ { open = 0 }
+		open && ++n > 8 { bad = 1; open = 0 }
+		END { exit bad || open }' <<<"$log"; then
+		echo "a stack dump in the kernel log is not an allocation failure's"; return 1
+	fi
+	echo "$(grep -c 'Call Trace:' <<<"$log") injected allocation failure(s) reported by the allocator"
+	dmesg -C
 }

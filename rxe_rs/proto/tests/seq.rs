@@ -13,39 +13,39 @@ use crate::proto::seq::SeqPair;
 
 #[test]
 fn reads_what_was_written() {
-    let p = SeqPair::new(7, 9);
+    let (p, mut w) = SeqPair::new(7, 9);
     assert_eq!(p.read(), (7, 9));
-    p.write(Some(1), None);
+    p.write(&mut w, Some(1), None);
     assert_eq!(p.read(), (1, 9));
-    p.write(None, Some(2));
+    p.write(&mut w, None, Some(2));
     assert_eq!(p.read(), (1, 2));
-    p.write(Some(usize::MAX), Some(u32::MAX));
+    p.write(&mut w, Some(usize::MAX), Some(u32::MAX));
     assert_eq!(p.read(), (usize::MAX, u32::MAX));
-    p.write(None, None);
+    p.write(&mut w, None, None);
     assert_eq!(p.read(), (usize::MAX, u32::MAX));
 }
 
 #[test]
 fn a_count_is_unchanged_until_the_next_write() {
-    let p = SeqPair::new(7, 9);
+    let (p, mut w) = SeqPair::new(7, 9);
     let (a, b, count) = p.read_counted();
     assert_eq!((a, b), (7, 9));
     assert!(p.unchanged_since(count));
     assert_eq!(p.read_counted().2, count, "a read changes nothing");
     // Even a write of the same values, or of neither word, ends it.
-    p.write(Some(7), None);
+    p.write(&mut w, Some(7), None);
     assert!(!p.unchanged_since(count));
     let (_, _, after) = p.read_counted();
     assert!(p.unchanged_since(after));
-    p.write(None, None);
+    p.write(&mut w, None, None);
     assert!(!p.unchanged_since(after));
 }
 
 #[test]
 fn many_writes_one_thread() {
-    let p = SeqPair::new(0, 0);
+    let (p, mut w) = SeqPair::new(0, 0);
     for i in 0..100_000u32 {
-        p.write(Some(i as usize), Some(i));
+        p.write(&mut w, Some(i as usize), Some(i));
         assert_eq!(p.read(), (i as usize, i));
     }
 }
@@ -54,7 +54,8 @@ fn many_writes_one_thread() {
 /// and never go back in time.
 #[test]
 fn readers_never_see_a_torn_pair() {
-    let pair = Arc::new(SeqPair::new(0, 0));
+    let (pair, mut w) = SeqPair::new(0, 0);
+    let pair = Arc::new(pair);
     let stop = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicU64::new(0));
     let readers: Vec<_> = (0..3)
@@ -84,7 +85,7 @@ fn readers_never_see_a_torn_pair() {
     let mut n = 0usize;
     while t0.elapsed() < Duration::from_millis(500) {
         n += 1;
-        pair.write(Some(n), Some(n as u32));
+        pair.write(&mut w, Some(n), Some(n as u32));
     }
     stop.store(true, Ordering::Relaxed);
     for r in readers {
