@@ -15,6 +15,7 @@ this program: the kernel log (vm-run: KASAN, lockdep, WARN, oops), kmemleak, and
 and module surviving (verbs-fuzz.sh). The program prints the seed, each worker's start and end
 (exit status or the signal that killed it) and a count of the verbs issued.
 """
+import ctypes
 import os
 import random
 import signal
@@ -314,8 +315,12 @@ def worker_main(dev, gid_index, seed, n, faults):
     rng = random.Random(f'{seed}/{n}')
     w = Worker(dev, gid_index, rng)
     if faults:
-        # Marked once libibverbs has loaded its providers from the guest's root (9p): with the
-        # workers marked before, opening files there failed with EINVAL after the run.
+        # The guest's root is 9p: with the workers marked from their start, files there failed
+        # to open (EINVAL) after the run. So a worker is marked only once libibverbs has loaded
+        # its providers and every page it maps is in memory (mlockall: no later page fault
+        # reads from 9p), and the parent opens the device before forking.
+        if ctypes.CDLL(None, use_errno=True).mlockall(1) != 0:  # MCL_CURRENT
+            raise OSError(ctypes.get_errno(), 'mlockall')
         with open('/proc/self/make-it-fail', 'w') as f:
             f.write('1')
     while True:
@@ -341,6 +346,7 @@ def main():
     print(f'verbs_fuzz: seed {seed}, {seconds:.0f} s, {nworkers} workers on {dev}', flush=True)
     rng = random.Random(seed)
     open(BOARD, 'w').close()
+    Context(name=dev).close()  # libibverbs loads its providers here, not after the faults
     live, started, ended = {}, 0, 0
 
     def spawn():
