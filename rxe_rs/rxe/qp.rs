@@ -31,7 +31,7 @@ use crate::proto::{
     packet_ring::{ACK_LEN, ACK_RING_LEN, REQUEST_LEN, REQUEST_RING_LEN},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
-    queue::{recv_wqe_size, send_wqe_size, QueueType},
+    queue::{recv_wqe_size, send_wqe_size, Index, QueueType},
     task::TaskState,
     wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail},
 };
@@ -173,9 +173,11 @@ pub(crate) struct QpShared {
     pub(crate) cap: QpCap,
     /// `IB_SIGNAL_ALL_WR`.
     pub(crate) sq_sig_all: bool,
-    /// Serialises kernel ULPs posting to the send and receive queues (any context).
+    /// The producer indices of the send and receive rings of a kernel QP, which only its
+    /// posts move (C's `sq.sq_lock` and `rq.producer_lock`); ULPs post from any context. A user
+    /// QP's producers are user space's: its posts come through the rings, not here.
     #[pin]
-    post_lock: SpinLockIrq<()>,
+    producers: SpinLockIrq<Producers>,
     /// The multicast groups the QP is attached to (`qp->mcg_num`), changed under the device's
     /// multicast mutex.
     pub(crate) mcast_attached: AtomicU32,
@@ -194,6 +196,13 @@ pub(crate) struct QpShared {
     pub(crate) ring_peer: ArcSlot<QpShared>,
     /// The MR of the last local access (`req::with_local_mr`), checked again at every use.
     pub(crate) local_mr: ArcSlot<MrShared>,
+}
+
+/// The producer indices a kernel QP's posts keep: the rings' shared copies are only published.
+#[derive(Default)]
+struct Producers {
+    sq: Index,
+    rq: Index,
 }
 
 /// Packets in the stack above which the requester stops (`RXE_INFLIGHT_SKBS_PER_QP_HIGH`): a
@@ -395,7 +404,7 @@ impl RxeQp {
                 rcq: links.recv_cq.shared().clone(),
                 cap,
                 sq_sig_all,
-                post_lock <- new_spinlock_irq!(()),
+                producers <- new_spinlock_irq!(Producers::default()),
                 mcast_attached: AtomicU32::new(0),
                 skbs_out: AtomicU32::new(0),
                 need_skb: AtomicBool::new(false),
@@ -578,19 +587,20 @@ impl RxeQp {
         let mut slot = [0u8; 2048];
         let g = *qp.sq.geometry();
         let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
-        let _guard = qp.post_lock.lock();
+        let mut producers = qp.producers.lock();
         // C `rxe_post_send`: not before RTS.
         if qp.state_hint() < QpState::Rts {
             return Err(EINVAL);
         }
-        let producer = g.mask(qp.sq.shared_producer());
+        let producer = producers.sq;
         let ends = g.ends(QueueType::FromUlp, producer, qp.sq.shared_consumer());
         if ends.is_full() {
             return Err(ENOMEM);
         }
         wqe::write_send_wqe(slot, qp.qp_type, limits, &send_wr, data).map_err(|_| EINVAL)?;
         qp.sq.write_slot(producer, slot)?;
-        qp.sq.publish_producer(g.next_index(producer));
+        producers.sq = g.next_index(producer);
+        qp.sq.publish_producer(producers.sq);
         Ok(())
     }
 
@@ -612,14 +622,15 @@ impl RxeQp {
         let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
         wqe::write_recv_wqe(slot, wr_id, sges, qp.cap.max_recv_sge).map_err(|_| EINVAL)?;
         {
-            let _guard = qp.post_lock.lock();
-            let producer = g.mask(rq.shared_producer());
+            let mut producers = qp.producers.lock();
+            let producer = producers.rq;
             let ends = g.ends(QueueType::FromUlp, producer, rq.shared_consumer());
             if ends.is_full() {
                 return Err(ENOMEM);
             }
             rq.write_slot(producer, slot)?;
-            rq.publish_producer(g.next_index(producer));
+            producers.rq = g.next_index(producer);
+            rq.publish_producer(producers.rq);
         }
         if qp.state_hint() == QpState::Err {
             qp.kick_deferred();

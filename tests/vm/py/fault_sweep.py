@@ -40,6 +40,7 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
+import qp_masks
 from guestcheck import check, tally
 from rereg_mr import CHANGE_ACCESS, MEM, ibv_mr_of, rereg
 
@@ -207,24 +208,7 @@ class Dev:
         return None
 
 
-# modify_qp transitions in order, each (name, state, mask) applied to a QP in the previous state.
-RC_MASK = {
-    'INIT': e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS,
-    'RTR': e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-    e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER,
-    'RTS': e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
-    e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC,
-}
-UC_MASK = {
-    'INIT': RC_MASK['INIT'],
-    'RTR': e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN,
-    'RTS': e.IBV_QP_STATE | e.IBV_QP_SQ_PSN,
-}
-UD_MASK = {
-    'INIT': e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_QKEY,
-    'RTR': e.IBV_QP_STATE,
-    'RTS': e.IBV_QP_STATE | e.IBV_QP_SQ_PSN,
-}
+# modify_qp transitions in order, each applied to a QP in the previous state.
 STATE = {'RESET': e.IBV_QPS_RESET, 'INIT': e.IBV_QPS_INIT, 'RTR': e.IBV_QPS_RTR,
          'RTS': e.IBV_QPS_RTS, 'SQD': e.IBV_QPS_SQD, 'ERR': e.IBV_QPS_ERR}
 PATH = ['INIT', 'RTR', 'RTS', 'SQD', 'RTS', 'ERR', 'RESET']
@@ -235,8 +219,7 @@ def to_state(d, qp, qp_type, name, prev):
     the moves to SQD, ERR and RESET take the state alone)."""
     a = d.attr(qp.qp_num, qp_type)
     a.qp_state = STATE[name]
-    masks = {e.IBV_QPT_UD: UD_MASK, e.IBV_QPT_UC: UC_MASK}.get(qp_type, RC_MASK)
-    qp.modify(a, masks.get(name, e.IBV_QP_STATE) if prev != 'SQD' else e.IBV_QP_STATE)
+    qp.modify(a, qp_masks.required(qp_type, STATE[name], STATE.get(prev)))
 
 
 def family_qp(d):

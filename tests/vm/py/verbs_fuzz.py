@@ -32,6 +32,8 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
+import qp_masks
+
 BOARD = '/tmp/verbs-fuzz-board'  # "qpn rkey addr" lines the workers publish for each other
 
 QP_TYPES = [e.IBV_QPT_RC, e.IBV_QPT_UC, e.IBV_QPT_UD]
@@ -43,11 +45,6 @@ OPCODES = [e.IBV_WR_SEND, e.IBV_WR_SEND_WITH_IMM, e.IBV_WR_RDMA_WRITE,
            e.IBV_WR_SEND_WITH_INV]
 ACCESS = [e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACCESS_REMOTE_READ,
           e.IBV_ACCESS_REMOTE_ATOMIC, e.IBV_ACCESS_MW_BIND, e.IBV_ACCESS_ON_DEMAND]
-QP_MASKS = [e.IBV_QP_STATE, e.IBV_QP_PKEY_INDEX, e.IBV_QP_PORT, e.IBV_QP_ACCESS_FLAGS,
-            e.IBV_QP_AV, e.IBV_QP_PATH_MTU, e.IBV_QP_DEST_QPN, e.IBV_QP_RQ_PSN,
-            e.IBV_QP_MAX_DEST_RD_ATOMIC, e.IBV_QP_MIN_RNR_TIMER, e.IBV_QP_SQ_PSN,
-            e.IBV_QP_TIMEOUT, e.IBV_QP_RETRY_CNT, e.IBV_QP_RNR_RETRY, e.IBV_QP_MAX_QP_RD_ATOMIC,
-            e.IBV_QP_QKEY]
 # Lengths near the limits: zero, small, a page, MTU edges, 2^31, 2^32 - 1.
 LENGTHS = [0, 1, 7, 8, 63, 1024, 1025, 4095, 4096, 65536, 1 << 20, (1 << 31) - 1, 1 << 31,
            (1 << 32) - 1]
@@ -175,26 +172,10 @@ class Worker:
         a.qkey = self.r.getrandbits(32)
         a.ah_attr = AHAttr(port_num=1, is_global=1,
                            gr=GlobalRoute(dgid=self.gid, sgid_index=self.r.choice([self.gid_index, 0, 1, 200])))
-        mask = self.transition_mask(qp.qp_type, a.qp_state) if self.r.random() < 0.7 \
-            else self.flags(QP_MASKS)
+        mask = qp_masks.required(qp.qp_type, a.qp_state) if self.r.random() < 0.7 \
+            else self.flags(qp_masks.ALL)
         qp.modify(a, mask)
 
-    @staticmethod
-    def transition_mask(qp_type, state):
-        """The attributes a move to state takes (so that QPs reach RTS often)."""
-        ud, rc = qp_type == e.IBV_QPT_UD, qp_type == e.IBV_QPT_RC
-        m = e.IBV_QP_STATE
-        if state == e.IBV_QPS_INIT:
-            m |= e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | (e.IBV_QP_QKEY if ud else e.IBV_QP_ACCESS_FLAGS)
-        elif state == e.IBV_QPS_RTR and not ud:
-            m |= e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
-            if rc:
-                m |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
-        elif state == e.IBV_QPS_RTS:
-            m |= e.IBV_QP_SQ_PSN
-            if rc:
-                m |= e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC
-        return m
 
     def reg_mr(self):
         pd = self.pick('pd')
