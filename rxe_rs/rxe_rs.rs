@@ -8,6 +8,7 @@
 
 mod ffi;
 mod ib;
+mod kernel_ext;
 mod net;
 pub mod proto;
 mod rxe;
@@ -15,10 +16,12 @@ mod rxe;
 use ib::{
     device::DriverRegistration,
     link::{LinkOps, LinkRegistration},
-    netdev::{NetDev, NetdevNotifier},
 };
 use kernel::prelude::*;
-use net::tunnel::Tunnels;
+use net::{
+    netdev::{NetDev, NetdevNotifier},
+    tunnel::Tunnels,
+};
 use rxe::device::{RxeDev, RxeNetdevListener};
 
 module! {

@@ -8,12 +8,9 @@
 //! ib_core allocates the device (`_ib_alloc_device`) and frees it after the last reference is
 //! gone; it calls `dealloc_driver` just before, which is where the driver's data is dropped.
 
-use super::{
-    netdev::{netdev_ref_from_raw, NetDev, NetDevRef},
-    object::IbObject,
-    uqueue::MmapTable,
-};
+use super::{object::IbObject, uqueue::MmapTable};
 use crate::ffi;
+use crate::net::netdev::{netdev_ref_from_raw, NetDev, NetDevRef};
 use crate::proto::mad;
 use core::{
     marker::PhantomData,

@@ -8,13 +8,12 @@ use super::{
     cq::{self, CqObject},
     device::{self, DeviceInfo, DeviceOps},
     mr::{self, MrOps},
-    netdev::NetDev,
     object::Object,
     qp::{self, QpOps},
     srq::{self, SrqOps},
     ucontext,
 };
-use crate::ffi;
+use crate::{ffi, net::netdev::NetDev};
 use core::{marker::PhantomData, mem::size_of};
 use kernel::{module::this_module, prelude::*};
 

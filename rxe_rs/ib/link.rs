@@ -2,8 +2,8 @@
 
 //! `rdma_link_ops`: the hook behind `rdma link add NAME type TYPE netdev DEV`.
 
-use super::netdev::NetDev;
 use crate::ffi;
+use crate::net::netdev::NetDev;
 use core::marker::PhantomData;
 use kernel::{error::from_result, prelude::*, types::Opaque};
 

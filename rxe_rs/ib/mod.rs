@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe wrappers around ib_core and the net_device: the only place above `ffi` that touches
-//! raw bindings. Everything the driver needs from C comes through here.
+//! Safe wrappers around ib_core: the verbs traits a driver implements, the ops table built from
+//! them, device and link registration, and the objects ib_core hands over. Everything the driver
+//! needs from ib_core comes through here; the net_device is in `net/`, generic kernel helpers
+//! (a `timer_list`, an `Arc` slot) in `kernel_ext/`.
 
 pub(crate) mod ah;
-pub(crate) mod arc_slot;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod driver;
@@ -12,12 +13,10 @@ pub(crate) mod handles;
 pub(crate) mod link;
 pub(crate) mod mem;
 pub(crate) mod mr;
-pub(crate) mod netdev;
 mod object;
 pub(crate) mod odp;
 pub(crate) mod qp;
 pub(crate) mod srq;
-pub(crate) mod timer;
 mod ucontext;
 pub(crate) mod uqueue;
 

@@ -4,6 +4,7 @@
 //! sockets.
 
 pub(crate) mod crc;
+pub(crate) mod netdev;
 pub(crate) mod route;
 pub(crate) mod skb;
 pub(crate) mod tunnel;

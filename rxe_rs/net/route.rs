@@ -9,7 +9,8 @@
 //! it too, and a new address vector (`modify_qp`, another AH) is a different key, so no reset
 //! is needed when it changes.
 
-use crate::{ffi, ib::netdev::NetDev};
+use super::netdev::NetDev;
+use crate::ffi;
 use core::ptr::NonNull;
 use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 

@@ -3,8 +3,8 @@
 //! Owned socket buffers: building RoCEv2 packets (`rxe_init_packet`, `rxe_prepare`,
 //! `rxe_xmit_packet`), reading received ones, and queues of them (`sk_buff_head`).
 
+use super::netdev::NetDev;
 use crate::ffi;
-use crate::ib::netdev::NetDev;
 use crate::net::route::Dst;
 use crate::proto::parts::{Parts, MAX_PARTS};
 use core::ptr::NonNull;

@@ -9,8 +9,9 @@
 //! through the socket refcount; here the count is explicit, and a generation number keeps a
 //! late user from touching a newer namespace that reused the address.
 
+use super::netdev::NetDev;
 use super::skb::SkBuff;
-use crate::{ffi, ib::netdev::NetDev};
+use crate::ffi;
 use core::{
     marker::PhantomData,
     ptr::NonNull,

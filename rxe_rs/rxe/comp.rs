@@ -19,6 +19,7 @@ use super::{
     req::write_local,
 };
 use crate::ib::handles::IbEvent;
+use crate::kernel_ext::timer::usecs_to_jiffies;
 use crate::net::skb::SkBuff;
 use crate::proto::{
     comp::{self as decide, Check, Resend, RewindStep},
@@ -569,7 +570,7 @@ impl QpShared {
     fn arm_retransmit(self: &Arc<Self>, timeout: u8) {
         if let Some(usecs) = decide::retransmit_usecs(timeout) {
             self.retransmit_timer
-                .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
+                .arm(self, usecs_to_jiffies(usecs).max(1));
         }
     }
 
@@ -642,8 +643,7 @@ impl QpShared {
         eng.req.rnr_wait = true;
         eng.req.rnr_probe = Some(eng.comp.psn);
         let usecs = crate::proto::hdr::rnr_timer_usec(timer);
-        self.rnr_timer
-            .arm(self, crate::ib::timer::usecs_to_jiffies(usecs).max(1));
+        self.rnr_timer.arm(self, usecs_to_jiffies(usecs).max(1));
     }
 
     /// Rewinds the requester to `comp.psn`: every WQE copied in so far, from the oldest, is

@@ -9,9 +9,11 @@ use crate::ib::{
         Device, DeviceAttr, DeviceModify, DeviceOps, DeviceRef, PmaCounters, PortAttr, PortEvent,
         PortImmutable, PortModify,
     },
-    netdev::{NetDev, NetdevEvent, NetdevListener},
 };
-use crate::net::tunnel::TunnelUser;
+use crate::net::{
+    netdev::{NetDev, NetdevEvent, NetdevListener},
+    tunnel::TunnelUser,
+};
 use crate::proto::params::{self, ObjectCount};
 use crate::rxe::{
     counters::Counter, mcast::McastGroups, pool::IndexPool, qp::Qps, shared::DevShared,

@@ -12,7 +12,7 @@
 //! cannot be destroyed while attached (`EBUSY`, as C), so a number in a group is always its
 //! QP's.
 
-use crate::ib::netdev::{NetDev, NetDevRef};
+use crate::net::netdev::{NetDev, NetDevRef};
 use crate::proto::{av::multicast_mac, mcast::Members, params};
 use core::sync::atomic::Ordering::Relaxed;
 use kernel::{

@@ -18,13 +18,12 @@ use super::{
 };
 use crate::ib::mem::KernelMem;
 use crate::ib::{
-    arc_slot::ArcSlot,
     device::{DevicePart, PdId},
     handles::{BhDisabled, QpHandle},
     qp::{KernelSendWr, QpAttrs, QpAv, QpInit, QpLinks, QpOps},
-    timer::Timer,
     uqueue::{MmapInfo, MmapOffer, UserReq},
 };
+use crate::kernel_ext::{arc_slot::ArcSlot, timer::Timer};
 use crate::net::{route::RouteCache, skb::SkbQueue};
 use crate::proto::{
     av::{AddressVector, NetworkType},

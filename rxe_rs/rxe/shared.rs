@@ -6,7 +6,7 @@
 //! data path never names the device's other half (its object tables, which hold the QPs).
 
 use super::{counters::Counter, mr::MemKeys, table::Table};
-use crate::ib::netdev::{NetDev, NetDevRef};
+use crate::net::netdev::{NetDev, NetDevRef};
 use crate::proto::{av::AddressVector, params::IbMtu};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::{prelude::*, sync::Arc};

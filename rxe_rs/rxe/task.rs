@@ -35,10 +35,8 @@ use super::{
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
 };
-use crate::ib::{
-    handles::{with_bh_disabled, IbEvent},
-    timer::{jiffies, TimerOwner},
-};
+use crate::ib::handles::{with_bh_disabled, IbEvent};
+use crate::kernel_ext::timer::{jiffies, TimerOwner};
 use crate::net::{
     crc,
     skb::{PayloadSink, Route, SkbQueue, TxOwner, TxSkb},

@@ -11,12 +11,11 @@ use crate::ib::{
     driver,
     handles::{CqHandle, SrqHandle},
     mr::{AdviseSge, MrOps, ReregMrReq, UserMrReq},
-    netdev::NetDev,
     qp::{KernelSendWr, QpAttrs, QpInit, QpLinks, QpOps},
     srq::{SrqAttr, SrqOps},
     uqueue::UserReq,
 };
-use crate::net::tunnel::TunnelUser;
+use crate::net::{netdev::NetDev, tunnel::TunnelUser};
 use crate::proto::params::{self, ObjectCount};
 use crate::proto::{av::GlobalRoute, qp_state::QpCap, wqe::Sge};
 use crate::rxe::{
