@@ -9,8 +9,23 @@ use super::{
     uqueue::UserReq,
 };
 use crate::ffi;
-use crate::proto::av::GlobalRoute;
 use kernel::{error::from_result, prelude::*};
+
+/// The global route of an address handle or a QP's path (`struct ib_global_route`, its source
+/// GID by index).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GlobalRoute {
+    /// Destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// Flow label.
+    pub(crate) flow_label: u32,
+    /// Source GID table index.
+    pub(crate) sgid_index: u8,
+    /// Hop limit.
+    pub(crate) hop_limit: u8,
+    /// Traffic class.
+    pub(crate) traffic_class: u8,
+}
 
 /// The attributes of `create_ah` (`rdma_ah_init_attr`), RoCE view.
 pub(crate) struct AhInit {

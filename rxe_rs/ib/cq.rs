@@ -11,8 +11,40 @@ use super::{
     uqueue::UserReq,
 };
 use crate::ffi;
-use crate::proto::wqe::UverbsWc;
 use kernel::{error::from_result, prelude::*};
+
+/// A work completion (`struct ib_wc` but its QP, which [`PolledWc`] names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Wc {
+    /// The WR's cookie (`wr_id`, or its `wr_cqe` pointer).
+    pub(crate) wr_id: u64,
+    /// `enum ib_wc_status`.
+    pub(crate) status: u32,
+    /// `enum ib_wc_opcode`.
+    pub(crate) opcode: u32,
+    /// Vendor error.
+    pub(crate) vendor_err: u32,
+    /// Bytes transferred.
+    pub(crate) byte_len: u32,
+    /// `ex`: the immediate data (network byte order) or the invalidated rkey.
+    pub(crate) ex: u32,
+    /// The local QP's number (ib_core gets the QP itself, [`PolledWc::qp`]).
+    pub(crate) qp_num: u32,
+    /// Source QP number (UD receives).
+    pub(crate) src_qp: u32,
+    /// `IB_WC_*` flags.
+    pub(crate) wc_flags: u32,
+    /// P_Key index.
+    pub(crate) pkey_index: u16,
+    /// Source LID.
+    pub(crate) slid: u16,
+    /// Service level.
+    pub(crate) sl: u8,
+    /// Destination LID path bits.
+    pub(crate) dlid_path_bits: u8,
+    /// Port number.
+    pub(crate) port_num: u8,
+}
 
 /// `struct ib_cq_init_attr`.
 pub(crate) struct CqInit {
@@ -25,7 +57,7 @@ pub(crate) struct CqInit {
 /// A completion of a kernel CQ: the CQE, its QP, and the network header type of a datagram.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct PolledWc {
-    pub(crate) wc: UverbsWc,
+    pub(crate) wc: Wc,
     pub(crate) qp: Option<QpHandle>,
     /// `RDMA_NETWORK_*` for UD/GSI receives (`IB_WC_WITH_NETWORK_HDR_TYPE`), else 0.
     pub(crate) network_hdr_type: u8,
@@ -199,7 +231,7 @@ fn to_ib_wc(p: &PolledWc) -> ffi::ib_wc {
     let mut out = ffi::ib_wc::default();
     // SAFETY: `wr_id` is a plain `u64` member of the union.
     unsafe { *out.__bindgen_anon_1.wr_id.as_mut() = p.wc.wr_id };
-    out.status = p.wc.status.raw();
+    out.status = p.wc.status;
     out.opcode = p.wc.opcode;
     out.vendor_err = p.wc.vendor_err;
     out.byte_len = p.wc.byte_len;

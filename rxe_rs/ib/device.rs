@@ -11,7 +11,6 @@
 use super::{object::IbObject, uqueue::MmapTable};
 use crate::ffi;
 use crate::net::netdev::{netdev_ref_from_raw, NetDev, NetDevRef};
-use crate::proto::mad;
 use core::{
     marker::PhantomData,
     mem::size_of,
@@ -81,9 +80,14 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn read_counters(_dev: &Device<Self>, _values: &mut [u64]) {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
-    /// The port counters of the performance management agent (optional: without it MADs get
-    /// no answer from the driver).
-    fn pma_counters(_dev: &Device<Self>) -> PmaCounters {
+    /// `process_mad` (optional: without it MADs get no answer from the driver): the answer to
+    /// the MAD `input` received on `port_num`, written to `out`; `IB_MAD_RESULT_*` flags.
+    fn process_mad(
+        _dev: &Device<Self>,
+        _port_num: u32,
+        _input: &[u8; MAD_SIZE],
+        _out: &mut [u8; MAD_SIZE],
+    ) -> i32 {
         build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -97,7 +101,8 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn dealloc_pd(dev: &Device<Self>, pd: &Self::Pd);
 }
 
-pub(crate) use crate::proto::mad::PmaCounters;
+/// Bytes of a MAD as `process_mad` sees it (`struct ib_mad`).
+pub(crate) const MAD_SIZE: usize = core::mem::size_of::<ffi::ib_mad>();
 
 /// A protection domain's identity (its address), for the data path's PD checks.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -619,16 +624,11 @@ pub(super) unsafe extern "C" fn process_mad<T: DeviceOps>(
     _out_mad_size: *mut usize,
     _out_mad_pkey_index: *mut u16,
 ) -> kernel::ffi::c_int {
-    if port_num != 1 {
-        return 0;
-    }
-    const LEN: usize = core::mem::size_of::<ffi::ib_mad>();
-    const _: () = assert!(LEN == mad::MAD_LEN);
     // SAFETY: the device is one of ours (the ops table is only installed on them).
     let dev = unsafe { Device::<T>::from_raw(ibdev) };
     // SAFETY: ib_core passes a full `ib_mad`, only read during the call.
-    let input = unsafe { core::slice::from_raw_parts(in_mad.cast::<u8>(), LEN) };
+    let input = unsafe { &*in_mad.cast::<[u8; MAD_SIZE]>() };
     // SAFETY: ib_core passes a full `ib_mad` to fill, not aliased by `in_mad`.
-    let out = unsafe { core::slice::from_raw_parts_mut(out_mad.cast::<u8>(), LEN) };
-    mad::pma_reply(&T::pma_counters(dev), input, out)
+    let out = unsafe { &mut *out_mad.cast::<[u8; MAD_SIZE]>() };
+    T::process_mad(dev, port_num, input, out)
 }

@@ -54,7 +54,7 @@ impl<T: Driver> OperationsVTable<T> {
         get_link_layer: Some(device::get_link_layer::<T>),
         alloc_hw_port_stats: optional(T::HAS_READ_COUNTERS, device::alloc_hw_port_stats::<T>),
         get_hw_stats: optional(T::HAS_READ_COUNTERS, device::get_hw_stats::<T>),
-        process_mad: optional(T::HAS_PMA_COUNTERS, device::process_mad::<T>),
+        process_mad: optional(T::HAS_PROCESS_MAD, device::process_mad::<T>),
         alloc_ucontext: Some(ucontext::alloc_ucontext::<T>),
         dealloc_ucontext: Some(ucontext::dealloc_ucontext::<T>),
         disassociate_ucontext: Some(ucontext::disassociate_ucontext),

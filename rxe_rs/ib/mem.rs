@@ -12,7 +12,6 @@
 use super::mr::Umem;
 use crate::ffi;
 use crate::net::skb::PayloadSink;
-use crate::proto::parts::Parts;
 use core::ptr::NonNull;
 use kernel::{prelude::*, sync::rcu};
 
@@ -118,10 +117,10 @@ impl PageList {
         self.direct
     }
 
-    /// Appends the `len` bytes at `offset` of the MR to `parts`, as slices of its pages in the
-    /// direct map (one per page), to be read in place while `_rcu` is held. The caller found the
-    /// MR registered inside that read-side section. `EFAULT` past the end or if a page is not
-    /// in the direct map; `EINVAL` if `parts` cannot take another slice.
+    /// Hands the `len` bytes at `offset` of the MR to `push`, as slices of its pages in the
+    /// direct map (one per page, in order), to be read in place while `_rcu` is held. The caller
+    /// found the MR registered inside that read-side section. `EFAULT` past the end or if a page
+    /// is not in the direct map; `push`'s error if it refuses a slice.
     ///
     /// The pages are user memory: user space may write them while they are read, as it may the
     /// pages of an skb fragment sent by reference, and they may be the pages the copy lands in
@@ -133,7 +132,7 @@ impl PageList {
         _rcu: &'a rcu::Guard,
         offset: usize,
         len: usize,
-        parts: &mut Parts<'a>,
+        mut push: impl FnMut(&'a [u8]) -> Result,
     ) -> Result {
         if !self.direct {
             return Err(EFAULT);
@@ -152,7 +151,7 @@ impl PageList {
                 // SAFETY: the bytes lie in the page (`in_page + r.len() <= PAGE_SIZE`), pinned
                 // while `_rcu` is held (module doc), which the slice cannot outlive.
                 let bytes = unsafe { core::slice::from_raw_parts(start, r.len()) };
-                parts.push(bytes).map_err(|_| EINVAL)
+                push(bytes)
             },
         )
     }

@@ -13,6 +13,17 @@ use super::{
 use crate::ffi;
 use kernel::{error::from_result, prelude::*, types::Opaque};
 
+/// A scatter/gather element of a kernel work request (`struct ib_sge`): bytes of an MR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sge {
+    /// Start address, in the address space of the MR named by `lkey`.
+    pub(crate) addr: u64,
+    /// Bytes.
+    pub(crate) length: u32,
+    /// Local key of the MR.
+    pub(crate) lkey: u32,
+}
+
 /// The arguments of `reg_user_mr`.
 pub(crate) struct UserMrReq {
     /// The protection domain.

@@ -4,24 +4,95 @@
 //! `ib_qp_attr` and kernel work requests as plain Rust values, and the QP callbacks of
 //! `ib_device_ops` (`post_srq_recv` included: it shares the receive WR chain walk).
 
+use super::ah::GlobalRoute;
 use super::{
     ah::{parse_ah_attr, write_ah_attr, AhInit, AhObject, AhOps},
     cq::{CqObject, CqOps},
     device::{Device, PdId},
     handles::QpHandle,
-    mr::{MrObject, MrOps},
+    mr::{MrObject, MrOps, Sge},
     object::Object,
     srq::{SrqObject, SrqOps},
     ucontext::pd_context,
     uqueue::UserReq,
 };
 use crate::ffi;
-use crate::proto::{
-    av::GlobalRoute,
-    qp_state::QpCap,
-    wqe::{SendWr, Sge, WrDetail},
-};
 use kernel::{error::from_result, prelude::*};
+
+/// The queue sizes of a QP (`struct ib_qp_cap`): asked for at create, reported by query.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct QpCap {
+    /// Send work requests.
+    pub(crate) max_send_wr: u32,
+    /// Receive work requests.
+    pub(crate) max_recv_wr: u32,
+    /// SGEs per send work request.
+    pub(crate) max_send_sge: u32,
+    /// SGEs per receive work request.
+    pub(crate) max_recv_sge: u32,
+    /// Bytes of inline data per send work request.
+    pub(crate) max_inline_data: u32,
+}
+
+/// A kernel ULP's send work request without its SGEs (`struct ib_send_wr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SendWr {
+    /// Caller's cookie (`wr_id`, or the `wr_cqe` pointer in its place).
+    pub(crate) wr_id: u64,
+    /// `IB_WR_*`.
+    pub(crate) opcode: u32,
+    /// `IB_SEND_*` bits.
+    pub(crate) send_flags: u32,
+    /// `ex` as the ULP left it: the immediate data (network byte order) or the rkey to
+    /// invalidate.
+    pub(crate) ex: u32,
+    /// What the container of the WR holds for its opcode and QP type.
+    pub(crate) detail: WrDetail,
+}
+
+/// The container of an `ib_send_wr` (`ib_rdma_wr`, `ib_atomic_wr`, `ib_ud_wr`, `ib_reg_wr`),
+/// as the opcode and the QP type select it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WrDetail {
+    /// No container: SEND, SEND_WITH_IMM, SEND_WITH_INV and LOCAL_INV on RC and UC QPs.
+    None,
+    /// `ib_rdma_wr`: RDMA WRITE (with or without immediate), RDMA READ (with or without
+    /// invalidate).
+    Rdma {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// `ib_atomic_wr`: compare-and-swap and fetch-and-add.
+    Atomic {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Value to compare with (compare-and-swap) or to add (fetch-and-add).
+        compare_add: u64,
+        /// Value to swap in (compare-and-swap).
+        swap: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// `ib_ud_wr`: every WR of a UD or GSI QP, whatever the opcode (the AH is in
+    /// [`KernelSendWr::ah`]).
+    Ud {
+        /// Destination QP number.
+        remote_qpn: u32,
+        /// Destination Q_Key.
+        remote_qkey: u32,
+        /// P_Key index (GSI only).
+        pkey_index: u16,
+    },
+    /// `ib_reg_wr`: REG_MR (the MR is in [`KernelSendWr::reg`]).
+    Reg {
+        /// The MR's new lkey and rkey.
+        key: u32,
+        /// `IB_ACCESS_*` flags.
+        access: u32,
+    },
+}
 
 /// What `create_qp` asks for (`struct ib_qp_init_attr`).
 pub(crate) struct QpInit {
@@ -135,14 +206,13 @@ fn cap_to(c: &QpCap, out: &mut ffi::ib_qp_cap) {
 ///
 /// `a` comes from ib_core's modify_qp with this `mask`.
 unsafe fn attrs_from(a: &ffi::ib_qp_attr, mask: u32) -> Result<QpAttrs> {
-    use crate::proto::qp_state::{IB_QP_ALT_PATH, IB_QP_AV};
-    let av = if mask & IB_QP_AV != 0 {
+    let av = if mask & ffi::ib_qp_attr_mask_IB_QP_AV != 0 {
         // SAFETY: ib_core resolved `ah_attr`'s source GID for IB_QP_AV.
         Some(QpAv::from_init(unsafe { parse_ah_attr(&a.ah_attr) }?).ok_or(EINVAL)?)
     } else {
         None
     };
-    let alt_av = if mask & IB_QP_ALT_PATH != 0 {
+    let alt_av = if mask & ffi::ib_qp_attr_mask_IB_QP_ALT_PATH != 0 {
         // SAFETY: as above for IB_QP_ALT_PATH.
         Some(QpAv::from_init(unsafe { parse_ah_attr(&a.alt_ah_attr) }?).ok_or(EINVAL)?)
     } else {
@@ -511,7 +581,6 @@ unsafe fn read_send_wr<'a, T: QpOps>(
             remote_qpn: ud.remote_qpn,
             remote_qkey: ud.remote_qkey,
             pkey_index: ud.pkey_index,
-            ah_num: 0,
         }
     } else {
         match opcode {

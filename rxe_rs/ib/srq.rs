@@ -6,12 +6,12 @@
 use super::{
     device::{Device, DeviceOps},
     handles::SrqHandle,
+    mr::Sge,
     object::Object,
     ucontext::pd_context,
     uqueue::UserReq,
 };
 use crate::ffi;
-use crate::proto::wqe::Sge;
 use kernel::{error::from_result, prelude::*};
 
 /// `struct ib_srq_attr`.

@@ -4,9 +4,12 @@
 //! `ah_num` user space names it by in UD work requests.
 
 use super::pool::{IndexPool, PoolIndex};
-use crate::ib::{ah::AhInit, uqueue::UserReq};
+use crate::ib::{
+    ah::{AhInit, GlobalRoute},
+    uqueue::UserReq,
+};
 use crate::proto::{
-    av::{AddressVector, GlobalRoute, NetworkType},
+    av::{AddressVector, NetworkType},
     params,
 };
 use kernel::prelude::*;
@@ -44,13 +47,13 @@ impl RxeAh {
             resp[..4].copy_from_slice(&ah_num.get().to_ne_bytes());
             u.respond(&resp)?;
         }
-        let av = AddressVector::new(attr.port_num, route, sgid, network_type, attr.dmac);
+        let av = AddressVector::new(attr.port_num, route.into(), sgid, network_type, attr.dmac);
         Ok(Self { ah_num, av })
     }
 
     /// `rxe_query_ah`: port and global route.
     pub(crate) fn query(&self) -> (u32, GlobalRoute) {
-        (self.av.port_num, self.av.grh)
+        (self.av.port_num, self.av.grh.into())
     }
 }
 

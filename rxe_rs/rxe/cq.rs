@@ -183,7 +183,7 @@ impl RxeCq {
             }
             let Ok(wc) = UverbsWc::read(&cqe) else { break };
             *slot = PolledWc {
-                wc,
+                wc: wc.into(),
                 qp: None,
                 network_hdr_type: cqe[NET_TYPE_OFFSET],
             };

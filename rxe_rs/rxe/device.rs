@@ -6,15 +6,18 @@
 use crate::ib::{
     consts::*,
     device::{
-        Device, DeviceAttr, DeviceModify, DeviceOps, DeviceRef, PmaCounters, PortAttr, PortEvent,
-        PortImmutable, PortModify,
+        Device, DeviceAttr, DeviceModify, DeviceOps, DeviceRef, PortAttr, PortEvent, PortImmutable,
+        PortModify, MAD_SIZE,
     },
 };
 use crate::net::{
     netdev::{NetDev, NetdevEvent, NetdevListener},
     tunnel::TunnelUser,
 };
-use crate::proto::params::{self, ObjectCount};
+use crate::proto::{
+    mad::{self, PmaCounters},
+    params::{self, ObjectCount},
+};
 use crate::rxe::{
     counters::Counter, mcast::McastGroups, pool::IndexPool, qp::Qps, shared::DevShared,
 };
@@ -315,15 +318,25 @@ impl DeviceOps for RxeDev {
         }
     }
 
-    fn pma_counters(dev: &Device<Self>) -> PmaCounters {
+    fn process_mad(
+        dev: &Device<Self>,
+        port_num: u32,
+        input: &[u8; MAD_SIZE],
+        out: &mut [u8; MAD_SIZE],
+    ) -> i32 {
+        const _: () = assert!(MAD_SIZE == mad::MAD_LEN);
+        if port_num != 1 {
+            return 0;
+        }
         let c = |k: Counter| dev.data().shared.counter(k);
-        PmaCounters {
+        let counters = PmaCounters {
             link_downed: c(Counter::LinkDowned),
             xmit_bytes: c(Counter::SentBytes),
             rcv_bytes: c(Counter::RcvdBytes),
             xmit_packets: c(Counter::SentPkts),
             rcv_packets: c(Counter::RcvdPkts),
-        }
+        };
+        mad::pma_reply(&counters, input, out)
     }
 
     fn alloc_ucontext(dev: &Device<Self>) -> Result<()> {

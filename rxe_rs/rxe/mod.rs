@@ -11,6 +11,7 @@ pub(crate) mod counters;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod engine;
+pub(crate) mod ib_values;
 pub(crate) mod local;
 pub(crate) mod mcast;
 pub(crate) mod mr;

@@ -183,7 +183,9 @@ impl MrShared {
             return Err(MrError::Key);
         }
         let (pages, off) = self.offset(iova)?.ok_or(MrError::Range)?;
-        pages.map(rcu, off, len, parts).map_err(|_| MrError::Range)
+        pages
+            .map(rcu, off, len, |bytes| parts.push(bytes).map_err(|_| EINVAL))
+            .map_err(|_| MrError::Range)
     }
 
     /// Counts a window bound to the MR; `false` if the MR is deregistered.

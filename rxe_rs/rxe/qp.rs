@@ -8,6 +8,7 @@ use super::{
     ah::RxeAh,
     cq::{CqShared, RxeCq},
     engine::Engine,
+    ib_values,
     mr::{MrShared, RxeMr},
     packet_rings::{RefRing, SharedRing},
     pool::{IndexPool, PoolIndex},
@@ -20,7 +21,8 @@ use crate::ib::mem::KernelMem;
 use crate::ib::{
     device::{DevicePart, PdId},
     handles::{BhDisabled, QpHandle},
-    qp::{KernelSendWr, QpAttrs, QpAv, QpInit, QpLinks, QpOps},
+    mr::Sge as IbSge,
+    qp::{KernelSendWr, QpAttrs, QpAv, QpCap as IbQpCap, QpInit, QpLinks, QpOps},
     uqueue::{MmapInfo, MmapOffer, UserReq},
 };
 use crate::kernel_ext::{arc_slot::ArcSlot, timer::Timer};
@@ -32,7 +34,7 @@ use crate::proto::{
     qp_state::{self, QpCap, QpState, QpType},
     queue::{recv_wqe_size, send_wqe_size, Index, QueueType},
     task::TaskState,
-    wqe::{self, SendData, SendLimits, SendWr, Sge, WrDetail},
+    wqe::{self, SendData, SendLimits, Sge},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -295,7 +297,7 @@ impl RxeQp {
         let qp_type = qp_state::chk_init(
             init.qp_type,
             init.has_cqs,
-            &init.cap,
+            &init.cap.into(),
             init.has_srq,
             init.port_num,
         )
@@ -366,7 +368,7 @@ impl RxeQp {
         };
         let connected = matches!(qp_type, QpType::Rc | QpType::Uc);
         let engine = Engine::new(attrs, sq.geometry(), connected)?;
-        let (cap, sq_sig_all) = (init.cap, init.sq_sig_all);
+        let (cap, sq_sig_all) = (init.cap.into(), init.sq_sig_all);
         // Apart from `QpShared`, whose fields every step reads: a ring is read only when a
         // small looped-back packet comes.
         let ack_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
@@ -500,7 +502,7 @@ impl RxeQp {
             qp_state: state(attr.qp_state),
             cur_qp_state: state(attr.cur_qp_state),
             port_num: attr.port_num,
-            cap: attr.cap,
+            cap: attr.cap.into(),
             qp_access_flags: attr.qp_access_flags,
             alt_port_num: attr.alt_port_num,
             alt_timeout: attr.alt_timeout,
@@ -526,7 +528,7 @@ impl RxeQp {
             }
             Ok(AddressVector::new(
                 av.port_num,
-                av.route,
+                av.route.into(),
                 av.sgid,
                 network,
                 av.dmac,
@@ -555,18 +557,16 @@ impl RxeQp {
         if qp.is_user {
             return Err(EINVAL);
         }
-        let mut detail = wr.wr.detail;
-        if let WrDetail::Ud { ah_num, .. } = &mut detail {
-            *ah_num = wr.ah.map(|ah| ah.num()).ok_or(EINVAL)?;
-        }
-        let send_wr = SendWr { detail, ..wr.wr };
+        let send_wr = ib_values::send_wr(&wr.wr, wr.ah.map(|ah| ah.num()))?;
+        let mut sges = [Sge::default(); ib_values::MAX_KERNEL_SGE];
+        let sges = ib_values::ring_sges(wr.sges, &mut sges)?;
         // Inline data is copied from the ULP's buffers now, as the C driver does. The kind of
         // data is the opcode's: an RDMA WRITE without SGEs (ib_drain_sq's) still has SGEs, none.
         let mut inline = [0u8; crate::proto::params::MAX_INLINE_DATA as usize];
         let mask = wqe::wr_opcode_mask(send_wr.opcode, qp.qp_type).ok_or(EINVAL)?;
         let data = if wqe::DataKind::of(mask, send_wr.send_flags) == wqe::DataKind::Inline {
             let mut len = 0usize;
-            for sge in wr.sges {
+            for sge in sges {
                 let n = sge.length as usize;
                 let dst = inline.get_mut(len..len + n).ok_or(EINVAL)?;
                 KernelMem::read(sge.addr, dst);
@@ -576,7 +576,7 @@ impl RxeQp {
         } else if wqe::DataKind::of(mask, send_wr.send_flags) == wqe::DataKind::None {
             SendData::None
         } else {
-            SendData::Sges(wr.sges)
+            SendData::Sges(sges)
         };
         let limits = SendLimits {
             max_sge: qp.cap.max_send_sge,
@@ -609,7 +609,7 @@ impl RxeQp {
     }
 
     /// `rxe_post_recv`, one WR (kernel QPs).
-    pub(crate) fn post_recv(&self, wr_id: u64, sges: &[Sge]) -> Result {
+    pub(crate) fn post_recv(&self, wr_id: u64, sges: &[IbSge]) -> Result {
         let qp = &self.shared;
         let rq = qp.rq.as_ref().ok_or(EINVAL)?;
         // C `rxe_post_recv`: not in RESET (C10-97.2.1).
@@ -619,6 +619,8 @@ impl RxeQp {
         let g = *rq.geometry();
         let mut slot = [0u8; 2048];
         let slot = slot.get_mut(..g.slot_size() as usize).ok_or(EINVAL)?;
+        let mut ring = [Sge::default(); ib_values::MAX_KERNEL_SGE];
+        let sges = ib_values::ring_sges(sges, &mut ring)?;
         wqe::write_recv_wqe(slot, wr_id, sges, qp.cap.max_recv_sge).map_err(|_| EINVAL)?;
         {
             let mut producers = qp.producers.lock();
@@ -639,7 +641,7 @@ impl RxeQp {
 
     /// `rxe_query_qp`: the stored attributes, the current state as both states, the PSNs the
     /// machines are at (as C: `rdma res show qp` then says where a QP stands), the caps.
-    pub(crate) fn query(&self) -> (QpAttrs, QpCap) {
+    pub(crate) fn query(&self) -> (QpAttrs, IbQpCap) {
         let _bh = BhDisabled::new();
         let (mut attrs, sq_psn, rq_psn) = {
             let eng = self.shared.eng.lock();
@@ -648,8 +650,8 @@ impl RxeQp {
         attrs.sq_psn = sq_psn;
         attrs.rq_psn = rq_psn;
         attrs.cur_qp_state = attrs.qp_state;
-        attrs.cap = self.cap;
-        (attrs, self.cap)
+        attrs.cap = self.cap.into();
+        (attrs, self.cap.into())
     }
 
     /// `rxe_destroy_qp`: out of the QP table, the engine drained and its timers stopped, the

@@ -3,11 +3,13 @@
 //! Shared receive queues, control path (`rxe_srq.c`, the SRQ verbs of `rxe_verbs.c`).
 
 use super::{
+    ib_values,
     pool::{IndexPool, PoolIndex},
     ring::Ring,
 };
 use crate::ib::{
     handles::{IbEvent, SrqHandle},
+    mr::Sge as IbSge,
     srq::SrqAttr,
     uqueue::{MmapOffer, UserReq},
 };
@@ -84,7 +86,9 @@ impl SrqShared {
     }
 
     /// `rxe_post_srq_recv`, one WR (kernel SRQs).
-    pub(crate) fn post(&self, wr_id: u64, sges: &[Sge]) -> Result {
+    pub(crate) fn post(&self, wr_id: u64, sges: &[IbSge]) -> Result {
+        let mut ring_sges = [Sge::default(); ib_values::MAX_KERNEL_SGE];
+        let sges = ib_values::ring_sges(sges, &mut ring_sges)?;
         let mut slot = [0u8; 2048];
         let srq = self.ring.lock();
         let g = *srq.ring.geometry();

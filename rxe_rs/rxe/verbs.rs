@@ -5,19 +5,18 @@
 //! device's own verbs (attributes, ports, counters) are in `device.rs`.
 
 use crate::ib::{
-    ah::{AhInit, AhOps},
+    ah::{AhInit, AhOps, GlobalRoute},
     cq::{CqInit, CqOps, PolledWc},
     device::{Device, DeviceInfo, DeviceRef, PdId},
     driver,
     handles::{CqHandle, SrqHandle},
-    mr::{AdviseSge, MrOps, ReregMrReq, UserMrReq},
-    qp::{KernelSendWr, QpAttrs, QpInit, QpLinks, QpOps},
+    mr::{AdviseSge, MrOps, ReregMrReq, Sge, UserMrReq},
+    qp::{KernelSendWr, QpAttrs, QpCap, QpInit, QpLinks, QpOps},
     srq::{SrqAttr, SrqOps},
     uqueue::UserReq,
 };
 use crate::net::{netdev::NetDev, tunnel::TunnelUser};
 use crate::proto::params::{self, ObjectCount};
-use crate::proto::{av::GlobalRoute, qp_state::QpCap, wqe::Sge};
 use crate::rxe::{
     ah::RxeAh,
     cq::RxeCq,
