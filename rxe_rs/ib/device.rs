@@ -121,6 +121,33 @@ pub(crate) struct DeviceInfo<'a> {
     pub(crate) node_desc: &'a CStr,
     /// `node_guid`, as it goes on the wire (big-endian bytes).
     pub(crate) node_guid: [u8; 8],
+    /// `num_comp_vectors`: the completion vectors consumers may spread their CQs over.
+    pub(crate) comp_vectors: u32,
+    /// `local_dma_lkey`: the lkey of all of kernel memory, for kernel consumers' SGEs.
+    pub(crate) local_dma_lkey: u32,
+    /// The uverbs write commands the device takes beyond ib_uverbs' default set.
+    pub(crate) extra_uverbs_cmds: UverbsCmds,
+}
+
+/// A set of uverbs write commands (bits of `ib_device.uverbs_cmd_mask`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct UverbsCmds(u64);
+
+impl UverbsCmds {
+    /// `IB_USER_VERBS_CMD_REQ_NOTIFY_CQ`: a driver whose user CQs are armed in the kernel.
+    pub(crate) const REQ_NOTIFY_CQ: Self =
+        Self(1 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+    /// `IB_USER_VERBS_CMD_POST_SEND`: a driver whose send doorbell is a system call.
+    pub(crate) const POST_SEND: Self =
+        Self(1 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND);
+}
+
+impl core::ops::BitOr for UverbsCmds {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
 }
 
 /// An ib_device of driver `T`: the `ib_device` followed by the driver's data.
@@ -383,13 +410,10 @@ pub(super) fn register<T: DeviceOps>(
         }
         d.node_type = ffi::RDMA_NODE_IB_CA as u8;
         d.phys_port_cnt = 1;
-        d.num_comp_vectors = ffi::rxe_rs_num_possible_cpus() as i32;
-        d.local_dma_lkey = 0;
+        d.num_comp_vectors = i32::try_from(info.comp_vectors).unwrap_or(i32::MAX);
+        d.local_dma_lkey = info.local_dma_lkey;
         d.node_guid = u64::from_ne_bytes(info.node_guid);
-        // ib_uverbs leaves REQ_NOTIFY_CQ (user CQs are polled in user space, but armed here)
-        // out of its default command mask.
-        d.uverbs_cmd_mask |= 1u64 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
-        d.uverbs_cmd_mask |= 1u64 << ffi::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND;
+        d.uverbs_cmd_mask |= info.extra_uverbs_cmds.0;
         ffi::rxe_rs_ib_mark_name_assigned_by_user(ib);
         ffi::ib_set_device_ops(ib, ops);
         let mut ret = ffi::ib_device_set_netdev(ib, netdev.as_raw(), 1);

@@ -7,7 +7,7 @@
 use crate::ib::{
     ah::{AhInit, AhOps, GlobalRoute},
     cq::{CqInit, CqOps, PolledWc},
-    device::{Device, DeviceInfo, DeviceRef, PdId},
+    device::{Device, DeviceInfo, DeviceRef, PdId, UverbsCmds},
     driver,
     handles::{CqHandle, SrqHandle},
     mr::{AdviseSge, MrOps, ReregMrReq, Sge, UserMrReq},
@@ -15,6 +15,7 @@ use crate::ib::{
     srq::{SrqAttr, SrqOps},
     uqueue::UserReq,
 };
+use crate::kernel_ext::cpu::num_possible_cpus;
 use crate::net::{netdev::NetDev, tunnel::TunnelUser};
 use crate::proto::params::{self, ObjectCount};
 use crate::rxe::{
@@ -49,6 +50,12 @@ pub(crate) fn newlink(ibdev_name: &CStr, netdev: &NetDev) -> Result {
     let info = DeviceInfo {
         node_desc: c"rxe",
         node_guid: guid,
+        // As C: a vector per possible CPU, though completions run where the QP's task runs.
+        comp_vectors: num_possible_cpus(),
+        // rxe's DMA addresses are kernel virtual addresses: lkey 0 is all of them.
+        local_dma_lkey: 0,
+        // User CQs are polled in user space but armed here; the send doorbell is a syscall.
+        extra_uverbs_cmds: UverbsCmds::REQ_NOTIFY_CQ | UverbsCmds::POST_SEND,
     };
     driver::register(
         ibdev_name,
