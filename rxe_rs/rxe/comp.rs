@@ -14,9 +14,10 @@ use super::{
     counters::Counter,
     engine::WqeState,
     engine::{Cause, Engine, FaultWait, Machine, RxeError},
+    mr::access,
     outbox::Outbox,
     qp::{QpShared, RETRANSMIT_TIMER},
-    req::write_local,
+    sg::{walk_sges, Sges, WalkError},
 };
 use crate::ib::handles::IbEvent;
 use crate::kernel_ext::timer::usecs_to_jiffies;
@@ -35,6 +36,7 @@ use crate::proto::{
         IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
+use core::ops::ControlFlow::Continue;
 use core::sync::atomic::Ordering;
 use kernel::{sync::rcu, sync::Arc};
 
@@ -409,21 +411,22 @@ impl QpShared {
         dma: &mut DmaCursor,
         data: &[u8],
     ) -> Result<(), RxeError> {
-        let mut done = 0usize;
-        while done < data.len() {
-            let chunk = dma
-                .next_chunk(
-                    |i| wqe::sge(slot, i),
-                    wqe.num_sge,
-                    (data.len() - done) as u32,
-                )
-                .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
-                .ok_or(RxeError::local_protection(Cause::Check))?;
-            let len = chunk.len as usize;
-            write_local(self, rcu, chunk.lkey, chunk.addr, &data[done..done + len])?;
-            done += len;
-        }
-        Ok(())
+        let sges = Sges::Send(slot, wqe.num_sge);
+        walk_sges(
+            self,
+            sges,
+            dma,
+            data.len(),
+            access::LOCAL_WRITE,
+            |mr, addr, r| {
+                mr.write(rcu, addr, &data[r])?;
+                Ok(Continue(()))
+            },
+        )
+        .map_err(|e| match e {
+            WalkError::Sges(e) => RxeError::local_protection(Cause::Dma(e)),
+            WalkError::Mem(e) => e,
+        })
     }
 
     /// Completes the oldest WQE (`do_complete`): a CQE if signalled or failed, then frees its

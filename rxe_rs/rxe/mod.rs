@@ -24,6 +24,7 @@ pub(crate) mod recv;
 pub(crate) mod req;
 pub(crate) mod resp;
 pub(crate) mod ring;
+pub(crate) mod sg;
 pub(crate) mod shared;
 pub(crate) mod srq;
 pub(crate) mod table;

@@ -195,7 +195,7 @@ pub(crate) struct QpShared {
     /// one need not look it up in the QP table (`QpShared::ring_destination`); let go when a
     /// ring refuses a packet (a destroyed QP's rings are closed) and when this QP is destroyed.
     pub(crate) ring_peer: ArcSlot<QpShared>,
-    /// The MR of the last local access (`req::with_local_mr`), checked again at every use.
+    /// The MR of the last local access (`sg::with_local_mr`), checked again at every use.
     pub(crate) local_mr: ArcSlot<MrShared>,
 }
 

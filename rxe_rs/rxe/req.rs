@@ -10,13 +10,13 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, FaultWait, Headers, Machine, MemFault, RxeError, WqeInfo,
-        WqeState, BY_REFERENCE_MIN,
+        BuildError, Cause, Engine, FaultWait, Headers, Machine, RxeError, WqeInfo, WqeState,
+        BY_REFERENCE_MIN,
     },
-    mr::{access, MrShared},
     outbox::Outbox,
     packet_rings::PayloadRef,
     qp::QpShared,
+    sg::{walk_sges, with_local_mr, Sges, WalkError},
     task::RingSide,
 };
 use crate::net::skb::PayloadSink;
@@ -645,21 +645,31 @@ fn fill_payload(
         sink.refuse();
         return Ok(());
     };
-    while sink.left() > 0 {
-        let chunk = dma
-            .next_chunk(|i| wqe::sge(slot, i), wqe.num_sge, sink.left() as u32)
-            .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
-            .ok_or(RxeError::local_protection(Cause::Check))?;
-        let len = chunk.len as usize;
-        with_local_mr(qp, chunk.lkey, 0, chunk.addr, len, |mr| {
-            mr.attach(rcu, chunk.addr, len, sink)
-        })??;
-        if sink.failed() {
-            // Built again by copy, from the start.
-            break;
-        }
+    let len = sink.left();
+    walk_sges(qp, send_sges(wqe, slot), dma, len, 0, |mr, addr, r| {
+        mr.attach(rcu, addr, r.len(), sink)?;
+        // A sink that failed is built again by copy, from the start.
+        Ok(if sink.failed() {
+            Break(())
+        } else {
+            Continue(())
+        })
+    })
+    .map_err(payload_error)
+}
+
+/// A send WQE's SGEs, in its slot copy.
+fn send_sges<'a>(wqe: &SendWqe, slot: &'a [u8]) -> Sges<'a> {
+    Sges::Send(slot, wqe.num_sge)
+}
+
+/// A walk over a send WQE's SGEs that failed: SGEs that end early or are malformed are a local
+/// protection error, as C's `copy_data()` failing in the requester.
+fn payload_error(e: WalkError) -> RxeError {
+    match e {
+        WalkError::Sges(e) => RxeError::local_protection(Cause::Dma(e)),
+        WalkError::Mem(e) => e,
     }
-    Ok(())
 }
 
 /// The next `len` bytes of a WQE's data, to be left where they are, when they lie in one SGE
@@ -719,62 +729,12 @@ fn copy_payload(
         }
         DataKind::None => Ok(()),
         DataKind::Sges => {
-            let mut done = 0usize;
-            let sge_at = |i| wqe::sge(slot, i);
-            while done < buf.len() {
-                let chunk = dma
-                    .next_chunk(sge_at, wqe.num_sge, (buf.len() - done) as u32)
-                    .map_err(|e| RxeError::local_protection(Cause::Dma(e)))?
-                    .ok_or(RxeError::local_protection(Cause::Check))?;
-                let len = chunk.len as usize;
-                let out = &mut buf[done..done + len];
-                with_local_mr(qp, chunk.lkey, 0, chunk.addr, len, |mr| {
-                    mr.read(rcu, chunk.addr, out)
-                })??;
-                done += len;
-            }
-            Ok(())
+            let len = buf.len();
+            walk_sges(qp, send_sges(wqe, slot), dma, len, 0, |mr, addr, r| {
+                mr.read(rcu, addr, &mut buf[r])?;
+                Ok(Continue(()))
+            })
+            .map_err(payload_error)
         }
     }
-}
-
-/// Writes `bytes` at `addr` of the MR of this QP's PD that `lkey` names, which must allow local
-/// writes: a receive, a read response or an atomic's original value landing.
-pub(crate) fn write_local(
-    qp: &QpShared,
-    rcu: &rcu::Guard,
-    lkey: u32,
-    addr: u64,
-    bytes: &[u8],
-) -> core::result::Result<(), RxeError> {
-    with_local_mr(qp, lkey, access::LOCAL_WRITE, addr, bytes.len(), |mr| {
-        mr.write(rcu, addr, bytes)
-    })??;
-    Ok(())
-}
-
-/// `f` run on an MR of this QP's PD for a local access (`lookup_mr` with an lkey). The MR the
-/// QP used last ([`QpShared::local_mr`]) is used without a key-table lookup or a reference
-/// taken when it passes the same checks: its key is `lkey` and it is alive (a deregistered MR
-/// fails them, and then the table answers, as it would have).
-pub(crate) fn with_local_mr<R>(
-    qp: &QpShared,
-    lkey: u32,
-    access: u32,
-    addr: u64,
-    len: usize,
-    f: impl FnOnce(&Arc<MrShared>) -> R,
-) -> core::result::Result<R, RxeError> {
-    let f = match qp
-        .local_mr
-        .with_if(|mr| mr.check(lkey, qp.pd, access, addr, len).is_ok(), f)
-    {
-        Ok(out) => return Ok(out),
-        Err(f) => f,
-    };
-    let no_mr = RxeError::local_protection(Cause::Memory(MemFault::Key));
-    let mr = qp.dev.keys().mr(lkey).ok_or(no_mr)?;
-    mr.check(lkey, qp.pd, access, addr, len)?;
-    qp.local_mr.keep(&mr);
-    Ok(f(&mr))
 }

@@ -14,7 +14,7 @@ use super::{
     outbox::{OutPacket, Outbox},
     packet_rings::{PayloadRef, RefFront},
     qp::QpShared,
-    req::write_local,
+    sg::{walk_sges, Sges, WalkError},
     task::RingSide,
 };
 use crate::ib::handles::IbEvent;
@@ -35,10 +35,9 @@ use crate::proto::{
     resources::{Kind, ReadReplay, Resource},
     resp::{self as decide, Abandon, Duplicate, OpSeq, RcPsn, Reply, UcPsn},
     wqe::{
-        self, DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR,
-        IB_WC_LOC_QP_OP_ERR, IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_INV_REQ_ERR,
-        IB_WC_SUCCESS, IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE,
-        IB_WC_WR_FLUSH_ERR,
+        DmaCursor, RecvWqe, UverbsWc, WcStatus, IB_WC_GRH, IB_WC_LOC_LEN_ERR, IB_WC_LOC_QP_OP_ERR,
+        IB_WC_RECV, IB_WC_RECV_RDMA_WITH_IMM, IB_WC_REM_INV_REQ_ERR, IB_WC_SUCCESS, IB_WC_WITH_IMM,
+        IB_WC_WITH_INVALIDATE, IB_WC_WITH_NETWORK_HDR_TYPE, IB_WC_WR_FLUSH_ERR,
     },
 };
 use core::ops::ControlFlow::{self, Break, Continue};
@@ -1161,22 +1160,23 @@ impl QpShared {
         let num_sge = recv_wqe.num_sge;
         // Lands `data` (of part `part`) at the receive WQE's cursor.
         let land = |dma: &mut DmaCursor, part: usize, data: &[u8]| {
-            let mut done = 0usize;
-            while done < data.len() {
-                let chunk = dma
-                    .next_chunk(
-                        |i| wqe::recv_sge(bytes, i),
-                        num_sge,
-                        (data.len() - done) as u32,
-                    )
-                    .map_err(|e| (part, RxeError::from(e)))?
-                    .ok_or((part, no_room))?;
-                let len = chunk.len as usize;
-                write_local(self, rcu, chunk.lkey, chunk.addr, &data[done..done + len])
-                    .map_err(|e| (part, e))?;
-                done += len;
-            }
-            Ok(())
+            let sges = Sges::Recv(bytes, num_sge);
+            walk_sges(
+                self,
+                sges,
+                dma,
+                data.len(),
+                access::LOCAL_WRITE,
+                |mr, addr, r| {
+                    mr.write(rcu, addr, &data[r])?;
+                    Ok(Continue(()))
+                },
+            )
+            .map_err(|e| match e {
+                // The receive buffer cannot take the data: its status (`DmaError::recv_status`).
+                WalkError::Sges(e) => (part, RxeError::from(e)),
+                WalkError::Mem(e) => (part, e),
+            })
         };
         if let Some(grh) = grh {
             if grh.len() as u32 > dma.resid {
