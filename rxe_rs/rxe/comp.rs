@@ -14,10 +14,9 @@ use super::{
     counters::Counter,
     engine::WqeState,
     engine::{Cause, Engine, FaultWait, Machine, RxeError},
-    mr::access,
     outbox::Outbox,
     qp::{QpShared, RETRANSMIT_TIMER},
-    sg::{walk_sges, Sges, WalkError},
+    sg::{write_sges, Sges, WalkError},
 };
 use crate::ib::handles::IbEvent;
 use crate::kernel_ext::timer::usecs_to_jiffies;
@@ -36,7 +35,6 @@ use crate::proto::{
         IB_WC_RETRY_EXC_ERR, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SUCCESS, IB_WC_WR_FLUSH_ERR,
     },
 };
-use core::ops::ControlFlow::Continue;
 use core::sync::atomic::Ordering;
 use kernel::{sync::rcu, sync::Arc};
 
@@ -411,19 +409,7 @@ impl QpShared {
         dma: &mut DmaCursor,
         data: &[u8],
     ) -> Result<(), RxeError> {
-        let sges = Sges::Send(slot, wqe.num_sge);
-        walk_sges(
-            self,
-            sges,
-            dma,
-            data.len(),
-            access::LOCAL_WRITE,
-            |mr, addr, r| {
-                mr.write(rcu, addr, &data[r])?;
-                Ok(Continue(()))
-            },
-        )
-        .map_err(|e| match e {
+        write_sges(self, rcu, Sges::Send(slot, wqe.num_sge), dma, data).map_err(|e| match e {
             WalkError::Sges(e) => RxeError::local_protection(Cause::Dma(e)),
             WalkError::Mem(e) => e,
         })

@@ -14,7 +14,7 @@ use super::{
     outbox::{OutPacket, Outbox},
     packet_rings::{PayloadRef, RefFront},
     qp::QpShared,
-    sg::{walk_sges, Sges, WalkError},
+    sg::{write_sges, Sges, WalkError},
     task::RingSide,
 };
 use crate::ib::handles::IbEvent;
@@ -1160,19 +1160,7 @@ impl QpShared {
         let num_sge = recv_wqe.num_sge;
         // Lands `data` (of part `part`) at the receive WQE's cursor.
         let land = |dma: &mut DmaCursor, part: usize, data: &[u8]| {
-            let sges = Sges::Recv(bytes, num_sge);
-            walk_sges(
-                self,
-                sges,
-                dma,
-                data.len(),
-                access::LOCAL_WRITE,
-                |mr, addr, r| {
-                    mr.write(rcu, addr, &data[r])?;
-                    Ok(Continue(()))
-                },
-            )
-            .map_err(|e| match e {
+            write_sges(self, rcu, Sges::Recv(bytes, num_sge), dma, data).map_err(|e| match e {
                 // The receive buffer cannot take the data: its status (`DmaError::recv_status`).
                 WalkError::Sges(e) => (part, RxeError::from(e)),
                 WalkError::Mem(e) => (part, e),

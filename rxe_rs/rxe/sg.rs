@@ -7,12 +7,12 @@
 
 use super::{
     engine::{Cause, MemFault, RxeError},
-    mr::MrShared,
+    mr::{access, MrShared},
     qp::QpShared,
 };
 use crate::proto::wqe::{self, DmaCursor, DmaError};
 use core::ops::{ControlFlow, Range};
-use kernel::sync::Arc;
+use kernel::{sync::rcu, sync::Arc};
 
 /// A WQE's SGEs, read from the kernel's private copy of its slot.
 #[derive(Clone, Copy)]
@@ -81,6 +81,28 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// Writes `data` into `sges` from `dma` on, each piece into an MR that allows local writes: a
+/// receive or a read response landing.
+pub(crate) fn write_sges(
+    qp: &QpShared,
+    rcu: &rcu::Guard,
+    sges: Sges<'_>,
+    dma: &mut DmaCursor,
+    data: &[u8],
+) -> Result<(), WalkError> {
+    walk_sges(
+        qp,
+        sges,
+        dma,
+        data.len(),
+        access::LOCAL_WRITE,
+        |mr, addr, r| {
+            mr.write(rcu, addr, &data[r])?;
+            Ok(ControlFlow::Continue(()))
+        },
+    )
 }
 
 /// `f` run on an MR of this QP's PD for a local access (`lookup_mr` with an lkey). The MR the
