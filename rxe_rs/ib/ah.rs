@@ -49,7 +49,8 @@ pub(crate) trait AhOps: DeviceOps {
     fn create_ah(dev: &Device<Self>, attr: &AhInit, user: Option<UserReq>) -> Result<Self::Ah>;
     /// `query_ah`: port and global route.
     fn query_ah(dev: &Device<Self>, ah: &Self::Ah) -> (u32, GlobalRoute);
-    /// `destroy_ah`; the data is dropped after it.
+    /// `destroy_ah`; the data is dropped after it. May be called in atomic context too (no
+    /// `RDMA_DESTROY_AH_SLEEPABLE`).
     fn destroy_ah(dev: &Device<Self>, ah: &Self::Ah);
 }
 

@@ -47,7 +47,10 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     /// Per protection domain data.
     type Pd: Send + Sync;
 
-    /// `ib_device_ops.driver_id`.
+    /// `ib_device_ops.driver_id`: an `RDMA_DRIVER_*` no other driver uses.
+    /// [`DeviceRef::from_netdev`], [`DevicePart::device`] and [`DriverRegistration`] find the
+    /// driver's devices by it, and refuse `RDMA_DRIVER_UNKNOWN` (which any device matches) at
+    /// compile time.
     const DRIVER_ID: ffi::rdma_driver_id;
     /// `ib_device_ops.uverbs_abi_ver`: the ABI the user-space provider checks.
     const UVERBS_ABI_VERSION: u32;
@@ -73,8 +76,9 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     /// `enable_driver`: the device is registered and visible.
     fn enable(dev: &Device<Self>) -> Result;
 
-    /// Names of the hardware counters (`rdma statistic show`), in index order.
-    const COUNTER_NAMES: &'static [&'static CStr];
+    /// Names of the hardware counters (`rdma statistic show`), in index order (optional, with
+    /// `read_counters`).
+    const COUNTER_NAMES: &'static [&'static CStr] = &[];
     /// Current values of the counters, `values.len() == COUNTER_NAMES.len()` (optional: without
     /// it the device has no hardware counters).
     fn read_counters(_dev: &Device<Self>, _values: &mut [u64]) {
@@ -99,6 +103,16 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     fn alloc_pd(dev: &Device<Self>) -> Result<Self::Pd>;
     /// `dealloc_pd`; the data is dropped after it.
     fn dealloc_pd(dev: &Device<Self>, pd: &Self::Pd);
+}
+
+/// `T::DRIVER_ID` for a lookup of `T`'s devices by it; a build error for
+/// `RDMA_DRIVER_UNKNOWN`, which `ib_device_get_by_netdev` matches on any device.
+const fn own_driver_id<T: DeviceOps>() -> ffi::rdma_driver_id {
+    assert!(
+        T::DRIVER_ID != ffi::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
+        "a driver looking up its devices needs an RDMA_DRIVER_* of its own"
+    );
+    T::DRIVER_ID
 }
 
 /// Bytes of a MAD as `process_mad` sees it (`struct ib_mad`).
@@ -281,7 +295,9 @@ impl<T: DeviceOps> DeviceRef<T> {
     pub(crate) fn from_netdev(netdev: &NetDev) -> Option<Self> {
         // SAFETY: `netdev` is valid; a non-null result is a referenced ib_device of `T` (the
         // driver id filter guarantees it is one of ours, hence a `Device<T>`).
-        let ib = unsafe { ffi::ib_device_get_by_netdev(netdev.as_raw(), T::DRIVER_ID) };
+        let ib = unsafe {
+            ffi::ib_device_get_by_netdev(netdev.as_raw(), const { own_driver_id::<T>() })
+        };
         (!ib.is_null()).then(|| Self(ib, PhantomData))
     }
 }
@@ -351,9 +367,10 @@ impl<P> DevicePart<P> {
         // SAFETY: we hold a reference to `ib` (the type invariant); `ops` is set before
         // registration and never changes after.
         let driver_id = unsafe { (*self.ib).ops.driver_id };
+        let ours = driver_id == const { own_driver_id::<T>() };
         // SAFETY: a device with `T`'s driver id is a `Device<T>` with initialised data, alive
         // while we hold it.
-        (driver_id == T::DRIVER_ID).then(|| unsafe { Device::from_raw(self.ib) })
+        ours.then(|| unsafe { Device::from_raw(self.ib) })
     }
 }
 
@@ -441,7 +458,7 @@ impl<T: DeviceOps> Drop for DriverRegistration<T> {
     fn drop(&mut self) {
         // SAFETY: unregisters (and so frees) all devices of this driver; sleeps, module exit is
         // process context.
-        unsafe { ffi::ib_unregister_driver(T::DRIVER_ID) };
+        unsafe { ffi::ib_unregister_driver(const { own_driver_id::<T>() }) };
     }
 }
 
