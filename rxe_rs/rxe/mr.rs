@@ -4,10 +4,11 @@
 //!
 //! An MR's shared part ([`MrShared`]) sits in the device's key table while the MR is
 //! registered; the data path finds it there by key and reads or writes through it. Deregistration
-//! takes it out of the table, marks it dead and waits for an RCU grace period before the pages are
-//! unpinned: every data-path access checks liveness and copies inside one RCU read-side section
-//! ([`kernel::sync::rcu::Guard`]), so none can reach an unpinned page. (The C driver waits for
-//! the MR's reference count instead.)
+//! takes it out of the table and marks it dead; a user MR's pages are unpinned after an RCU grace
+//! period: every data-path access checks liveness and copies inside one RCU read-side section
+//! ([`kernel::sync::rcu::Guard`]), so none can reach an unpinned page. A fast MR's accesses copy
+//! under its own lock, which deregistration takes once instead. (The C driver waits for the MR's
+//! reference count.)
 //!
 //! `rereg_user_mr` may change an MR's PD and access rights while the data path uses it: both
 //! sit together in one lock-free pair ([`MrShared::rights`], a sequence count), so a check sees
@@ -502,6 +503,10 @@ impl MrShared {
         };
         let mr_pd = self.rights().pd;
         let mut g = f.inner.lock();
+        // Under the lock deregistration takes after marking the MR dead (see `deregister`).
+        if !self.alive() {
+            return Err(Errno::Inval);
+        }
         mw::check_reg_fast_mr(!g.valid, mr_pd, qp_pd.raw(), g.key, key)?;
         g.access = access;
         g.key = key;
@@ -848,18 +853,25 @@ impl RxeMr {
         }
     }
 
-    /// `rxe_dereg_mr`: out of the table, dead, and after a grace period unpinned (on drop).
-    /// `EINVAL` while memory windows are bound to it, as C.
+    /// `rxe_dereg_mr`: out of the table, dead, and once no data-path access is left its pages
+    /// go (a user MR's are unpinned on drop, a fast MR's go back to their ULP). `EINVAL` while
+    /// memory windows are bound to it, as C.
     pub(crate) fn deregister(&self, keys: &MemKeys) -> Result {
         self.shared
             .state
             .compare_exchange(0, MR_DEAD, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EINVAL)?;
         drop(keys.mrs.remove(self.index.get()));
-        // After the grace period no data-path access is left: the pages can go (a user MR's
-        // are unpinned on drop, a fast MR's go back to their ULP).
-        if self.umem.is_some() || self.odp.is_some() || matches!(self.shared.mem, MrMem::Fast(_)) {
-            rcu::synchronize_rcu();
+        match &self.shared.mem {
+            // Every access to a fast MR's pages checks `valid` and copies under its lock: once
+            // it is taken here, an access under way has ended and any later one finds it
+            // invalid. No grace period, which a ULP tearing down a pool of hundreds (nvme-rdma,
+            // one per queue entry) would wait out once per MR.
+            MrMem::Fast(f) => f.inner.lock().valid = false,
+            // A user MR's pages are read in RCU readers that checked liveness: after the grace
+            // period none is left.
+            _ if self.umem.is_some() || self.odp.is_some() => rcu::synchronize_rcu(),
+            _ => {}
         }
         Ok(())
     }
