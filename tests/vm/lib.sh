@@ -2,9 +2,9 @@
 failures=0
 # expect DESC CMD…: runs CMD, prints "ok DESC" or "FAIL DESC" with CMD's output; LAST_OK 1 or 0.
 expect() {
-	local what=$1; shift
-	if "$@" >/tmp/expect.out 2>&1; then LAST_OK=1; echo "ok   $what"
-	else LAST_OK=0; echo "FAIL $what: $*"; sed 's/^/     | /' /tmp/expect.out | tail -n 20; failures=$((failures + 1)); fi
+	local what=$1 t0=$SECONDS; shift
+	if "$@" >/tmp/expect.out 2>&1; then LAST_OK=1; echo "ok   $what  [$((SECONDS - t0)) s]"
+	else LAST_OK=0; echo "FAIL $what: $*  [$((SECONDS - t0)) s]"; sed 's/^/     | /' /tmp/expect.out | tail -n 20; failures=$((failures + 1)); fi
 }
 summary() { [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }; }
 
