@@ -7,7 +7,7 @@
 # twice: B's side as server and A's as client, then the reverse; with --driver rs --peer-driver c
 # that is a C server with an rs client, then an rs server with a C client. Cases, with data checks
 # where the tool has them: ibv_{rc,uc,srq}_pingpong -c at 1 B / 4 KiB / 64 KiB and path MTU
-# 1024 / 4096, ibv_ud_pingpong -c at 1 B and 4 KiB, perftest ib_write_bw, ib_read_bw,
+# 1024 / 4096, ibv_ud_pingpong -c at 1 B and 4 KiB (40 exchanges each), perftest ib_write_bw, ib_read_bw,
 # ib_send_bw, ib_atomic_bw (fetch-and-add and compare-and-swap), rping -V, and RDMA ATOMIC WRITE
 # and FLUSH (tests/vm/py/flush_aw_pair.py, pyverbs: ATOMIC WRITE, FLUSH each placement type the
 # server's MR allows at both selectivity levels, RDMA READ back; FLUSHes with a wrong rkey, of
@@ -40,7 +40,10 @@ pcap=0
 [ "${1:-}" != --pcap ] || pcap=1
 T=120 LOSS_T=300 # seconds per case (client, and server); KASAN + lockdep under TCG ≈ 5 × slower
 [ "${VARIANT:-stock}" != debug ] || { T=$((T * 5)); LOSS_T=$((LOSS_T * 5)); }
-ITERS=${ITERS:-100}
+# Exchanges per pingpong and rping, messages per perftest. Between two TCG VMs a pingpong's round
+# trip takes about 45 ms on either driver (an ICMP echo 4 ms), so the exchanges are few: each
+# still checks its data, and the perftests' bursts and the loss cases carry the volume.
+ITERS=${ITERS:-100} PP_ITERS=${PP_ITERS:-40}
 pyd=$(dirname "$0")/py
 case_t=$T port=18600 n=0 tag=0 again=0 c_stall=0
 other=b
@@ -188,25 +191,25 @@ for s in b a; do
 	for m in 1024 4096; do
 		for size in 1 4096 65536; do
 			[ "$m" = 1024 ] || [ "$size" != 1 ] || continue
-			pingpong "$s" ibv_rc_pingpong -m "$m" -s "$size" -n "$ITERS"
+			pingpong "$s" ibv_rc_pingpong -m "$m" -s "$size" -n "$PP_ITERS"
 		done
 	done
-	pingpong "$s" ibv_uc_pingpong -m 1024 -s 4096 -n "$ITERS"
-	pingpong "$s" ibv_uc_pingpong -m 1024 -s 65536 -n "$ITERS"
-	pingpong "$s" ibv_uc_pingpong -m 4096 -s 65536 -n "$ITERS"
-	pingpong "$s" ibv_srq_pingpong -m 1024 -s 4096 -n "$ITERS"
-	pingpong "$s" ibv_srq_pingpong -m 4096 -s 65536 -n "$ITERS"
-	pingpong "$s" ibv_ud_pingpong -s 1 -n "$ITERS"
-	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$ITERS"
+	pingpong "$s" ibv_uc_pingpong -m 1024 -s 4096 -n "$PP_ITERS"
+	pingpong "$s" ibv_uc_pingpong -m 1024 -s 65536 -n "$PP_ITERS"
+	pingpong "$s" ibv_uc_pingpong -m 4096 -s 65536 -n "$PP_ITERS"
+	pingpong "$s" ibv_srq_pingpong -m 1024 -s 4096 -n "$PP_ITERS"
+	pingpong "$s" ibv_srq_pingpong -m 4096 -s 65536 -n "$PP_ITERS"
+	pingpong "$s" ibv_ud_pingpong -s 1 -n "$PP_ITERS"
+	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$PP_ITERS"
 	perf "$s" ib_write_bw -s 65536 -n "$ITERS"
 	perf "$s" ib_read_bw -s 65536 -n "$ITERS"
 	perf "$s" ib_send_bw -s 65536 -n "$ITERS"
 	perf "$s" ib_atomic_bw -A FETCH_AND_ADD -n "$ITERS"
 	perf "$s" ib_atomic_bw -A CMP_AND_SWAP -n "$ITERS"
 	port=$((port + 1))
-	xcase "$s" "rping -C 100 -v -V" "cm_listening rping" \
-		rping -s -a "$(addr "$s")" -p "$port" -C 100 -V -- \
-		rping -c -a "$(addr "$s")" -p "$port" -C 100 -v -V
+	xcase "$s" "rping -C $PP_ITERS -v -V" "cm_listening rping" \
+		rping -s -a "$(addr "$s")" -p "$port" -C "$PP_ITERS" -V -- \
+		rping -c -a "$(addr "$s")" -p "$port" -C "$PP_ITERS" -v -V
 	port=$((port + 1))
 	xcase "$s" "flush_aw_pair.py: ATOMIC WRITE, FLUSH, READ back; FLUSH errors" "tcp_listening $port" \
 		python3 "$pyd/flush_aw_pair.py" server rxe0 "$gid" "$port" -- \
@@ -221,12 +224,12 @@ check "peer has its IPv6 address" barrier ipv6
 check "peer answers on IPv6 (ping -6 fd02::$other)" ping -6 -c 1 -W 10 "fd02::$other"
 gid_ipv4=$gid gid=$(gid_with_prefix rxe0 fd02:) over=" (IPv6 GIDs)"
 for s in b a; do
-	pingpong "$s" ibv_rc_pingpong -m 1024 -s 65536 -n "$ITERS"
-	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$ITERS"
+	pingpong "$s" ibv_rc_pingpong -m 1024 -s 65536 -n "$PP_ITERS"
+	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$PP_ITERS"
 	port=$((port + 1))
-	xcase "$s" "rping over IPv6 -C 100 -v -V" "cm_listening rping" \
-		rping -s -a "fd02::$s" -p "$port" -C 100 -V -- \
-		rping -c -a "fd02::$s" -p "$port" -C 100 -v -V
+	xcase "$s" "rping over IPv6 -C $PP_ITERS -v -V" "cm_listening rping" \
+		rping -s -a "fd02::$s" -p "$port" -C "$PP_ITERS" -V -- \
+		rping -c -a "fd02::$s" -p "$port" -C "$PP_ITERS" -v -V
 done
 gid=$gid_ipv4 over=""
 

@@ -111,13 +111,17 @@ under_io() {
 	sleep 2
 	kill -0 $pid 2>/dev/null || { echo "fio ended before $what"; cat /tmp/fio-io.out; return 1; }
 	"$@" || { echo "$what failed"; rc=1; }
+	# fio ends within 120 s, unless the controller stays down: not live for 30 s in a row after
+	# the disruption is over, it is not coming back within the cases' bounds.
+	local down=0
 	while kill -0 $pid 2>/dev/null; do
-		[ $((SECONDS - t0)) -lt 120 ] || break
+		[ $((SECONDS - t0)) -lt 120 ] && [ $down -lt 60 ] || break
+		if [ "$(cat "$(ctrl)/state" 2>/dev/null)" = live ]; then down=0; else down=$((down + 1)); fi
 		sleep 0.5
 	done
 	if kill -0 $pid 2>/dev/null; then
 		# Not waited for: a process blocked in I/O outlives SIGKILL.
-		echo "fio still running 120 s after $what; the host's controller: $(cat "$(ctrl)/state" 2>/dev/null)"
+		echo "fio still running $((SECONDS - t0)) s after $what began; the host's controller: $(cat "$(ctrl)/state" 2>/dev/null)"
 		kill -9 $pid
 		return 1
 	fi
