@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest test (--two, either driver): RC ping-pong between two VMs joined by a QEMU socket network.
+# Guest test (--two, either driver): RC ping-pong between two VMs joined by a QEMU stream network.
 # Run on both VMs: B (ROLE=b) is the server, A the client. B says "ready" on the control channel
 # once its server listens, so A never connects before it, however slowly either VM boots.
 set -u

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Guest (vm-run --two --driver none; run on both VMs by `WIRE=1 scripts/bench`): perftest between
-# the two VMs, over their virtio NICs joined by QEMU's socket network, for the C rdma_rxe and
+# the two VMs, over their virtio NICs joined by a UNIX stream socket (QEMU's stream network), for the C rdma_rxe and
 # rxe-rs in turn, the same driver on both sides: B serves, A is the client. Every packet is on a
 # wire, with its ICRC, unlike tests/vm/bench.sh's loopback. A prints the table "test  c  rs  rs/c"
 # (bandwidth: perftest's BW average in MB/s = MiB/s; _rate: Mpps; latency: t_typical in µs) and
