@@ -2,8 +2,7 @@
 # Guest test: the programs users run over a soft-RoCE device, as a user runs them, over rxe0 on
 # eth0, on the driver vm-run loaded (rs or c): in one VM (loopback through the device), or across
 # two (vm-run --two, the same command on both VMs: B runs every server, A every client, in step
-# over lib.sh's control channel; MPI, which would need a remote launcher, and rsockets' preload
-# library under netcat run in one VM only).
+# over lib.sh's control channel; MPI, which would need a remote launcher, runs in one VM only).
 # Each case is judged by the program's own success output and by rxe0's counters (sent_pkts must
 # move: a silent fall-back to TCP or shared memory does not count); across two VMs, on each side,
 # and it passes only if both sides' commands succeed. Every case prints a line
@@ -169,9 +168,7 @@ nc_listen() {
 }
 nc_send() { nc_data && LD_PRELOAD=$preload timeout 120 nc.traditional -q 1 "$srv_ip" "$1" </tmp/nc-in; }
 nc_preloaded() { local port=$((15000 + xcase)); across 120 "sleep 1" nc_listen $port -- nc_send $port; }
-# One VM only: across two, netcat's connect() under the preload library fails with EOPNOTSUPP
-# before any connection request reaches the listener (open: see the roadmap).
-[ $side != both ] || quick || consumer rsockets "LD_PRELOAD=librspreload.so under netcat (16 MiB, compared)" nc_preloaded
+quick || consumer rsockets "LD_PRELOAD=librspreload.so under netcat (16 MiB, compared)" nc_preloaded
 
 # --- NFS over RDMA -----------------------------------------------------------------------------
 # The kernel's nfsd with an RDMA listener (portlist "rdma 20049", as nfs.conf's rdma=y does),
