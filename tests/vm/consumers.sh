@@ -2,7 +2,7 @@
 # Guest test: the programs users run over a soft-RoCE device, as a user runs them, over rxe0 on
 # eth0, on the driver vm-run loaded (rs or c): in one VM (loopback through the device), or across
 # two (vm-run --two, the same command on both VMs: B runs every server, A every client, in step
-# over lib.sh's control channel; MPI, which would need a remote launcher, runs in one VM only).
+# over lib.sh's control channel; mpirun on A starts B's rank through tests/vm/py/rsh.py).
 # Each case is judged by the program's own success output and by rxe0's counters (sent_pkts must
 # move: a silent fall-back to TCP or shared memory does not count); across two VMs, on each side,
 # and it passes only if both sides' commands succeed. Every case prints a line
@@ -123,15 +123,31 @@ for tls in rc_v ud_v; do
 done
 
 # --- Open MPI over UCX ---------------------------------------------------------------------------
+# Across two VMs, mpirun on A starts rank 1 on B through PRRTE's ssh launcher with
+# tests/vm/py/rsh.py as its agent (the guests have no ssh), served on B for the MPI cases. The
+# nodes go by their hostnames (rxe-a, rxe-b, in /etc/hosts): given as addresses, PRRTE counts
+# one slot in all ("not enough slots"); --map-by node: one rank a node (by core, which
+# --oversubscribe asks for in one VM, puts both on A).
 mpi() {
-	timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ucx --mca osc ucx \
+	local hosts=()
+	[ $side = both ] || hosts=(--host rxe-a:1,rxe-b:1 --map-by node --prtemca plm_ssh_agent "python3 $here/py/rsh.py"
+		--prtemca oob_tcp_if_include eth0)
+	timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "${hosts[@]}" --mca pml ucx --mca osc ucx \
 		--mca btl self -x UCX_NET_DEVICES -x UCX_TLS=rc_v,ud_v,self -x UCX_WARN_UNUSED_ENV_VARS -x UCX_UD_TIMEOUT \
 		python3 "$here/py/mpi_check.py" "$@"
 }
-if [ $side = both ]; then
-	consumer mpi "point to point (mpi4py, data checked)" mpi p2p
-	quick || consumer mpi "collectives (mpi4py, data checked)" mpi coll
+rsh_pid=""
+if [ $side = client ]; then printf '%s rxe-a\n%s rxe-b\n' "$IP" "$PEER_IP" >>/etc/hosts
+elif [ $side = server ]; then printf '%s rxe-a\n%s rxe-b\n' "$PEER_IP" "$IP" >>/etc/hosts; fi
+if [ $side = server ]; then
+	python3 "$here/py/rsh.py" serve 2222 >/tmp/rsh.log 2>&1 &
+	rsh_pid=$!
+	for _ in $(seq 100); do tcp_listening 2222 && break; sleep 0.2; done
+	check "rsh.py listening (TCP 2222) for mpirun's launcher" tcp_listening 2222
 fi
+consumer mpi "point to point (mpi4py, data checked)" across 330 "" -- mpi p2p
+quick || consumer mpi "collectives (mpi4py, data checked)" across 330 "" -- mpi coll
+[ -z "$rsh_pid" ] || kill "$rsh_pid"
 
 on_c=""
 
