@@ -244,10 +244,17 @@ iser_target() {
 		echo 0 >$tp/attrib/demo_mode_write_protect && echo 0 >$tp/attrib/authentication &&
 		echo 1 >$tp/attrib/cache_dynamic_acls && echo 1 >$tp/enable
 }
+# iscsid_listening: iscsid's control socket (abstract, @ISCSIADM_ABSTRACT_NAMESPACE) is up, within
+# 30 s: iscsiadm run before it gives up at once (a loaded host took more than the 1 s once slept).
+iscsid_listening() {
+	local i
+	for i in $(seq 150); do grep -q '@ISCSIADM_ABSTRACT_NAMESPACE' /proc/net/unix && return 0; sleep 0.2; done
+	echo "iscsid's control socket did not appear in 30 s"; return 1
+}
 iser_initiator() {
 	modprobe -a ib_iser sd_mod && mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi &&
 		echo "InitiatorName=iqn.2026-12.org.rxe-rs:initiator" >/etc/iscsi/initiatorname.iscsi &&
-		iscsid && sleep 1 && iscsiadm -m discovery -t st -p $srv_ip:3260 -I iser | tee /tmp/iser-disc.out &&
+		iscsid && iscsid_listening && iscsiadm -m discovery -t st -p $srv_ip:3260 -I iser | tee /tmp/iser-disc.out &&
 		grep -q "$iqn" /tmp/iser-disc.out
 }
 iser_disk() {
