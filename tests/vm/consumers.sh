@@ -137,12 +137,11 @@ mpi() {
 		python3 "$here/py/mpi_check.py" "$@"
 }
 rsh_pid=""
-if [ $side = client ]; then printf '%s rxe-a\n%s rxe-b\n' "$IP" "$PEER_IP" >>/etc/hosts
-elif [ $side = server ]; then printf '%s rxe-a\n%s rxe-b\n' "$PEER_IP" "$IP" >>/etc/hosts; fi
+[ $side != client ] || printf '%s rxe-a\n%s rxe-b\n' "$IP" "$PEER_IP" >>/etc/hosts
 if [ $side = server ]; then
-	python3 "$here/py/rsh.py" serve 2222 >/tmp/rsh.log 2>&1 &
-	rsh_pid=$!
-	for _ in $(seq 100); do tcp_listening 2222 && break; sleep 0.2; done
+	printf '%s rxe-a\n%s rxe-b\n' "$PEER_IP" "$IP" >>/etc/hosts
+	spawn_ready 1800 "tcp_listening 2222" /tmp/rsh.log python3 "$here/py/rsh.py" serve 2222
+	rsh_pid=$SPAWNED_PID
 	check "rsh.py listening (TCP 2222) for mpirun's launcher" tcp_listening 2222
 fi
 consumer mpi "point to point (mpi4py, data checked)" across 330 "" -- mpi p2p

@@ -40,7 +40,7 @@ pcap=0
 [ "${1:-}" != --pcap ] || pcap=1
 T=120 LOSS_T=300 # seconds per case (client, and server); KASAN + lockdep under TCG ≈ 5 × slower
 [ "${VARIANT:-stock}" != debug ] || { T=$((T * 5)); LOSS_T=$((LOSS_T * 5)); }
-# Exchanges per pingpong and rping, messages per perftest (a two-VM round trip: about 3 ms).
+# Exchanges per pingpong and rping, messages per perftest (a two-VM round trip: about 2 ms).
 ITERS=${ITERS:-100} PP_ITERS=${PP_ITERS:-$ITERS}
 pyd=$(dirname "$0")/py
 case_t=$T port=18600 n=0 tag=0 again=0 c_stall=0
