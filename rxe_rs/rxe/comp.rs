@@ -14,6 +14,7 @@ use super::{
     counters::Counter,
     engine::WqeState,
     engine::{Cause, Engine, FaultWait, Machine, RxeError},
+    intake::Next,
     outbox::Outbox,
     qp::{QpShared, RETRANSMIT_TIMER},
     sg::{write_sges, Sges, WalkError},
@@ -25,7 +26,7 @@ use crate::proto::{
     comp::{self as decide, Check, Resend, RewindStep},
     hdr::{Aeth, Atmack},
     packet::Packet,
-    packet_ring::{ACK_RING_LEN, REF_HEADER_LEN},
+    packet_ring::ACK_RING_LEN,
     parts::Parts,
     psn::{psn_add, psn_diff},
     qp_state::{QpState, QpType},
@@ -71,9 +72,7 @@ impl QpShared {
                 return self.flush_send_queue(eng);
             }
             QpState::Reset | QpState::Init | QpState::Rtr => {
-                self.resp_pkts.purge();
-                self.ack_ring.clear();
-                self.resp_refs.clear(false);
+                self.responses.purge();
                 eng.comp.paused = None;
                 return false;
             }
@@ -84,36 +83,31 @@ impl QpShared {
         }
         // A response waiting for pages is older than the ring's ACKs (they came while the
         // skb queue was empty), and those are older than every queued skb (`proto::packet_ring`).
-        // An ACK carries no data, so it never waits for pages.
-        if eng.comp.paused.is_none() && self.take_ring_ack(eng, rcu) {
-            return true;
+        if let Some(skb) = eng.comp.paused.take() {
+            return self.take_response(eng, rcu, skb);
         }
-        // A read response whose payload is still in the responder's MR; it may wait for pages
-        // of the requester's, at the ring's head. One whose MR is gone is lost
-        // (`RefFront::with_packet`): the retransmit timer recovers.
-        if eng.comp.paused.is_none() && !self.resp_refs.looks_empty() {
-            let mut hdr = [0; REF_HEADER_LEN];
-            if let Some(front) = self.resp_refs.copy_front(&mut hdr) {
-                let before = eng.comp.psn;
-                let waits = front.with_packet(rcu, &hdr, |pkt| self.handle_packet(eng, rcu, pkt));
-                if waits == Some(true) {
-                    return false;
-                }
-                drop(self.resp_refs.drop_front());
-                self.response_progress(eng, before);
-                return true;
-            }
-        }
-        if let Some(skb) = eng.comp.paused.take().or_else(|| self.resp_pkts.pop()) {
+        let taken = self.responses.take(|next| {
             let before = eng.comp.psn;
-            if self.handle_response(eng, rcu, &skb) {
-                // It waits for ODP pages; handled again when they are there.
-                eng.comp.paused = Some(skb);
-                return false;
+            match next {
+                // An ACK carries no data, so it never waits for pages.
+                Next::Ring { bytes, len, .. } => self.handle_ack(eng, rcu, &bytes[..len]),
+                // A read response whose payload is still in the responder's MR; it may wait
+                // for pages of the requester's, at the ring's head. One whose MR is gone is
+                // lost (`RefFront::with_packet`): the retransmit timer recovers.
+                Next::Ref { hdr, front } => {
+                    let waits =
+                        front.with_packet(rcu, hdr, |pkt| self.handle_packet(eng, rcu, pkt));
+                    if waits == Some(true) {
+                        return false;
+                    }
+                }
+                Next::Skb(skb) => return self.take_response(eng, rcu, skb),
             }
-            skb.consume();
             self.response_progress(eng, before);
-            return true;
+            true
+        });
+        if let Some(done) = taken {
+            return done;
         }
         if !self.sq_has_wqes(eng) {
             eng.comp.timeout = false;
@@ -145,6 +139,19 @@ impl QpShared {
         }
     }
 
+    /// Handles a response taken from the skb queue; `false` if it waits for ODP pages, kept
+    /// to be handled again when they are there ([`CompState::paused`]).
+    fn take_response(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, skb: SkBuff) -> bool {
+        let before = eng.comp.psn;
+        if self.handle_response(eng, rcu, &skb) {
+            eng.comp.paused = Some(skb);
+            return false;
+        }
+        skb.consume();
+        self.response_progress(eng, before);
+        true
+    }
+
     /// The QP leaves RTS (`modify_qp`): positive ACKs left in the ACK ring for the task's next
     /// run ([`QpShared::acks_quiet`]) are taken now, in the state they came in, so that a WQE
     /// they acknowledged is not flushed; from here every ACK runs the task.
@@ -152,7 +159,8 @@ impl QpShared {
         if !self.acks_quiet.load(Ordering::Relaxed) {
             return;
         }
-        self.ack_ring
+        self.responses
+            .ring
             .with(|_| self.acks_quiet.store(false, Ordering::Relaxed));
         // A response waiting for pages is older than the ring's ACKs: they wait for it.
         if eng.comp.paused.is_some() || eng.comp.fault == FaultWait::Waiting {
@@ -168,24 +176,30 @@ impl QpShared {
 
     /// Handles the oldest ACK of the ACK ring, if any; whether there was one.
     fn take_ring_ack(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard) -> bool {
-        if self.ack_ring.looks_empty() {
+        if self.responses.ring.looks_empty() {
             return false;
         }
-        let Some(ack) = self.ack_ring.with(|r| r.pop()) else {
+        let Some(ack) = self.responses.ring.with(|r| r.pop()) else {
             return false;
         };
         let before = eng.comp.psn;
-        // Read where it was parsed (moved out of the `Result`, it is copied: 128 bytes).
-        if let Ok(pkt) = &Packet::parse(ack.bytes()) {
-            self.handle_packet(eng, rcu, pkt);
-        }
+        self.handle_ack(eng, rcu, ack.bytes());
         self.response_progress(eng, before);
         true
     }
 
+    /// Handles an ACK of the ACK ring, its `bytes` taken out of it.
+    #[inline]
+    fn handle_ack(self: &Arc<Self>, eng: &mut Engine, rcu: &rcu::Guard, bytes: &[u8]) {
+        // Read where it was parsed (moved out of the `Result`, it is copied: 128 bytes).
+        if let Ok(pkt) = &Packet::parse(bytes) {
+            self.handle_packet(eng, rcu, pkt);
+        }
+    }
+
     /// Whether responses are queued for the completer (its rings or its skb queue).
     pub(crate) fn responses_waiting(&self) -> bool {
-        self.resp_pkts.len() != 0 || !self.ack_ring.looks_empty() || !self.resp_refs.looks_empty()
+        !self.responses.is_empty()
     }
 
     /// Whether a completer step would find nothing to do; `false` when unsure. A response
@@ -500,9 +514,7 @@ impl QpShared {
 
     /// In the error state every WQE left completes with `WR_FLUSH_ERR` (`flush_send_queue`).
     fn flush_send_queue(&self, eng: &mut Engine) -> bool {
-        self.resp_pkts.purge();
-        self.ack_ring.clear();
-        self.resp_refs.clear(false);
+        self.responses.purge();
         let g = *self.sq.geometry();
         let mut progress = false;
         for _ in 0..g.num_slots() {

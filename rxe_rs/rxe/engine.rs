@@ -451,7 +451,7 @@ pub(crate) struct RespState {
 /// it first.
 pub(crate) enum TakenRequest {
     Skb(SkBuff),
-    /// A request of the request ring (`QpShared::req_ring`): its first `len` bytes and tag.
+    /// A request of the request ring (`QpShared::requests`): its first `len` bytes and tag.
     Ring {
         bytes: [u8; REQUEST_LEN],
         len: usize,

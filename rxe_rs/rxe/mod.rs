@@ -12,6 +12,7 @@ pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod engine;
 pub(crate) mod ib_values;
+pub(crate) mod intake;
 pub(crate) mod local;
 pub(crate) mod mcast;
 pub(crate) mod mr;

@@ -9,8 +9,8 @@ use super::{
     cq::{CqShared, RxeCq},
     engine::Engine,
     ib_values,
+    intake::{Requests, Responses},
     mr::{MrShared, RxeMr},
-    packet_rings::{RefRing, SharedRing},
     pool::{IndexPool, PoolIndex},
     ring::{errno, Ring},
     shared::DevShared,
@@ -26,10 +26,9 @@ use crate::ib::{
     uqueue::{MmapInfo, MmapOffer, UserReq},
 };
 use crate::kernel_ext::{arc_slot::ArcSlot, timer::Timer};
-use crate::net::{route::RouteCache, skb::SkbQueue};
+use crate::net::route::RouteCache;
 use crate::proto::{
     av::{AddressVector, NetworkType},
-    packet_ring::{ACK_LEN, ACK_RING_LEN, REQUEST_LEN, REQUEST_RING_LEN},
     params::{self, IbMtu},
     qp_state::{self, QpCap, QpState, QpType},
     queue::{recv_wqe_size, send_wqe_size, Index, QueueType},
@@ -139,24 +138,14 @@ pub(crate) struct QpShared {
     pub(crate) drained: Completion,
     /// Requests for the responder.
     #[pin]
-    pub(crate) req_pkts: SkbQueue,
+    pub(crate) requests: Requests,
     /// Acknowledgements and read/atomic responses for the completer.
     #[pin]
-    pub(crate) resp_pkts: SkbQueue,
-    /// Looped-back ACKs for the completer, read before `resp_pkts`.
-    pub(crate) ack_ring: Pin<KBox<SharedRing<ACK_LEN, ACK_RING_LEN>>>,
-    /// Positive ACKs put into `ack_ring` need not run the task: its next run takes them
-    /// (`proto::comp::acks_may_wait`). Written under the engine's lock and `ack_ring`'s, read by
-    /// producers under `ack_ring`'s and by the engine under its own.
+    pub(crate) responses: Responses,
+    /// Positive ACKs put into the ACK ring (`responses.ring`) need not run the task: its next
+    /// run takes them (`proto::comp::acks_may_wait`). Written under the engine's lock and the
+    /// ring's, read by producers under the ring's and by the engine under its own.
     pub(crate) acks_quiet: AtomicBool,
-    /// Small looped-back requests for the responder, read before `req_pkts`.
-    pub(crate) req_ring: Pin<KBox<SharedRing<REQUEST_LEN, REQUEST_RING_LEN>>>,
-    /// Looped-back requests whose payload stays in the sender's MR, read after `req_ring` and
-    /// before `req_pkts`: each is newer than every request of `req_ring`.
-    pub(crate) req_refs: Pin<KBox<RefRing>>,
-    /// Looped-back read responses whose payload stays in the responder's MR, read before
-    /// `resp_pkts`; at most one of `ack_ring` and `resp_refs` holds packets.
-    pub(crate) resp_refs: Pin<KBox<RefRing>>,
     #[pin]
     pub(crate) retransmit_timer: Timer<QpShared>,
     #[pin]
@@ -369,12 +358,7 @@ impl RxeQp {
         let connected = matches!(qp_type, QpType::Rc | QpType::Uc);
         let engine = Engine::new(attrs, sq.geometry(), connected)?;
         let (cap, sq_sig_all) = (init.cap.into(), init.sq_sig_all);
-        // Apart from `QpShared`, whose fields every step reads: a ring is read only when a
-        // small looped-back packet comes.
-        let ack_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
-        let req_ring = KBox::pin_init(SharedRing::new(), GFP_KERNEL)?;
-        let req_refs = KBox::pin_init(RefRing::new(), GFP_KERNEL)?;
-        let resp_refs = KBox::pin_init(RefRing::new(), GFP_KERNEL)?;
+        let (requests, responses) = (Requests::new()?, Responses::new()?);
         let shared = Arc::pin_init(
             pin_init!(QpShared {
                 qpn: num,
@@ -389,12 +373,8 @@ impl RxeQp {
                 state_mirror: AtomicU32::new(QpState::Reset as u32),
                 work <- new_work!("rxe_rs_qp"),
                 drained <- Completion::new(),
-                req_pkts <- SkbQueue::new(),
-                resp_pkts <- SkbQueue::new(),
-                ack_ring,
-                req_ring,
-                req_refs,
-                resp_refs,
+                requests <- requests,
+                responses <- responses,
                 retransmit_timer <- Timer::new(RETRANSMIT_TIMER),
                 rnr_timer <- Timer::new(RNR_TIMER),
                 eng <- new_spinlock!(engine),
@@ -666,16 +646,12 @@ impl RxeQp {
         // A receiver that found the QP before it left the table may still be delivering: the
         // closed queues drop what it brings, so no packet (and no page it refers to) outlives
         // the QP.
-        self.shared.req_pkts.close();
         {
-            // Taken in BH context by the peer's responder.
+            // The rings are filled in BH context by the peer's engine.
             let _bh = BhDisabled::new();
-            self.shared.ack_ring.with(|r| r.close());
-            self.shared.req_ring.with(|r| r.close());
-            self.shared.req_refs.clear(true);
-            self.shared.resp_refs.clear(true);
+            self.shared.requests.close();
+            self.shared.responses.close();
         }
-        self.shared.resp_pkts.close();
         self.shared.drain();
         // Two QPs that send to each other hold each other here: the cycle ends with either.
         drop(self.shared.ring_peer.take());

@@ -275,9 +275,9 @@ pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
 #[inline(always)]
 fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, woken: Option<&mut Woken>) {
     let queue = if is_request {
-        &qp.req_pkts
+        &qp.requests.skbs
     } else {
-        &qp.resp_pkts
+        &qp.responses.skbs
     };
     if queue.len() >= MAX_QUEUED {
         return;

@@ -10,6 +10,7 @@ use super::{
         BuildError, Cause, Engine, FaultWait, Headers, Machine, ReadReply, RecvInProgress,
         RxeError, TakenRequest, WriteTarget, BY_REFERENCE_MIN, MAX_RECV_WQE,
     },
+    intake::Next,
     mr::{self, access, KeyUse, MrShared},
     outbox::{OutPacket, Outbox},
     packet_rings::{PayloadRef, RefFront},
@@ -128,9 +129,7 @@ impl Engine {
         let state = self.state();
         match state {
             QpState::Err => {
-                qp.req_pkts.purge();
-                qp.req_ring.clear();
-                qp.req_refs.clear(false);
+                qp.requests.purge();
                 self.resp.paused = None;
                 self.resp.fault = FaultWait::None;
                 self.resp.read = None;
@@ -143,9 +142,7 @@ impl Engine {
                 return qp.flush_recv_queue(self);
             }
             QpState::Reset | QpState::Init => {
-                qp.req_pkts.purge();
-                qp.req_ring.clear();
-                qp.req_refs.clear(false);
+                qp.requests.purge();
                 self.resp.paused = None;
                 return false;
             }
@@ -162,36 +159,18 @@ impl Engine {
         if let Some(paused) = self.resp.paused.take() {
             return self.handle_taken(qp, rcu, out, paused);
         }
-        if !qp.req_ring.looks_empty() {
-            let mut bytes = [0; REQUEST_LEN];
-            if let Some((len, tag)) = qp.req_ring.with(|r| r.pop_into(&mut bytes)) {
-                self.communication_established(qp, state);
-                return self.handle_ring_request(qp, rcu, out, bytes, len, tag);
-            }
-        }
-        if !qp.req_refs.looks_empty() {
-            let mut hdr = [0; REF_HEADER_LEN];
-            if let Some(front) = qp.req_refs.copy_front(&mut hdr) {
-                // Every request of the request ring is older than every reference. The look
-                // above may have missed requests pushed before this reference; taking this
-                // ring's lock (`copy_front`) made them visible, so look again.
-                if !qp.req_ring.looks_empty() {
-                    return true;
+        let taken = qp.requests.take(|next| {
+            self.communication_established(qp, state);
+            match next {
+                Next::Ring { bytes, len, tag } => {
+                    self.handle_ring_request(qp, rcu, out, bytes, len, tag)
                 }
-                self.communication_established(qp, state);
                 // One waiting for pages stays at the ring's head.
-                if self.handle_referenced(qp, rcu, out, &hdr, &front) {
-                    return false;
-                }
-                drop(qp.req_refs.drop_front());
-                return true;
+                Next::Ref { hdr, front } => !self.handle_referenced(qp, rcu, out, hdr, front),
+                Next::Skb(skb) => self.handle_taken(qp, rcu, out, TakenRequest::Skb(skb)),
             }
-        }
-        let Some(skb) = qp.req_pkts.pop() else {
-            return false;
-        };
-        self.communication_established(qp, state);
-        self.handle_taken(qp, rcu, out, TakenRequest::Skb(skb))
+        });
+        taken.unwrap_or(false)
     }
 
     /// Handles a request of the request ring, taken out of it; `true` if done with it, `false`
@@ -201,13 +180,14 @@ impl Engine {
         qp: &Arc<QpShared>,
         rcu: &rcu::Guard,
         out: &mut Outbox,
-        bytes: [u8; REQUEST_LEN],
+        bytes: &[u8; REQUEST_LEN],
         len: usize,
         tag: u8,
     ) -> bool {
         // Read where it was parsed (moved out of the `Result`, it is copied: 128 bytes).
         if let Ok(pkt) = &Packet::parse(&bytes[..len]) {
             if self.handle_packet(qp, rcu, out, None, tag != 0, pkt) {
+                let bytes = *bytes;
                 self.resp.paused = Some(TakenRequest::Ring { bytes, len, tag });
                 return false;
             }
@@ -226,7 +206,7 @@ impl Engine {
     ) -> bool {
         match request {
             TakenRequest::Ring { bytes, len, tag } => {
-                self.handle_ring_request(qp, rcu, out, bytes, len, tag)
+                self.handle_ring_request(qp, rcu, out, &bytes, len, tag)
             }
             TakenRequest::Skb(skb) => {
                 if self.handle_request(qp, rcu, out, &skb) {
@@ -256,11 +236,7 @@ impl Engine {
             return false;
         }
         self.resp.fault == FaultWait::Waiting
-            || (self.resp.read.is_none()
-                && self.resp.paused.is_none()
-                && qp.req_pkts.len() == 0
-                && qp.req_ring.looks_empty()
-                && qp.req_refs.looks_empty())
+            || (self.resp.read.is_none() && self.resp.paused.is_none() && qp.requests.is_empty())
     }
 
     /// Runs a request through the stages until one is done with it. `true`: it waits for pages
@@ -280,7 +256,7 @@ impl Engine {
         self.handle_packet(qp, rcu, out, Some(skb), false, pkt)
     }
 
-    /// [`Self::handle_request`] for a request of [`QpShared::req_refs`] ([`RefFront::with_packet`]:
+    /// [`Self::handle_request`] for a request of the reference ring (`QpShared::requests`) ([`RefFront::with_packet`]:
     /// dropped as a lost packet if its payload's MR is gone).
     fn handle_referenced(
         &mut self,
@@ -869,7 +845,7 @@ impl QpShared {
             return true;
         };
         let bth = self.resp_bth(eng, op, psn);
-        // A looped-back response may leave its payload in the MR (`QpShared::resp_refs`).
+        // A looped-back response may leave its payload in the MR (`responses.refs`).
         let referenced = mr
             .filter(|m| {
                 !by_reference && len > 0 && out.has_room() && m.pins_pages() && self.loops_back(av)
@@ -978,14 +954,14 @@ impl QpShared {
         if out.has_skb() || !out.has_room() {
             return None;
         }
-        let to = self.ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)?;
-        if !to.resp_refs.looks_empty() {
+        let to = self.ring_destination(av, bth.qpn, |qp| &qp.responses.skbs)?;
+        if !to.responses.refs.looks_empty() {
             return None;
         }
         // A positive ACK need not run the task of a QP that takes it at its next run.
         let positive = matches!(aeth.syndrome, Syndrome::Ack { .. });
         self.push_to_ring(to, av, ACK_LEN, |qp| {
-            qp.ack_ring.with(|r| {
+            qp.responses.ring.with(|r| {
                 r.push_ack(bth, aeth)
                     .then(|| !(positive && qp.acks_quiet.load(Ordering::Relaxed)))
             })

@@ -187,8 +187,8 @@ impl QpShared {
         if out_has_skb || len > REQUEST_LEN {
             return None;
         }
-        let to = self.ring_destination(av, bth.qpn, |qp| &qp.req_pkts)?;
-        if !to.req_refs.looks_empty() {
+        let to = self.ring_destination(av, bth.qpn, |qp| &qp.requests.skbs)?;
+        if !to.requests.refs.looks_empty() {
             return None;
         }
         bth.pad = pad as u8;
@@ -209,7 +209,8 @@ impl QpShared {
             hdrs.write(&bth, info, head) && fill(payload)
         };
         self.push_to_ring(to, av, len, |qp| {
-            qp.req_ring
+            qp.requests
+                .ring
                 .with(|r| r.push_with(len, u8::from(ipv6), write))
                 .then_some(true)
         })
@@ -217,7 +218,7 @@ impl QpShared {
 
     /// A looped-back RC packet whose payload stays in the sender's MR (`payload`) until the
     /// receiver copies it from there: a request, whose headers go into the destination's
-    /// [`QpShared::req_refs`], or a read response ([`QpShared::resp_refs`]), under the same
+    /// `requests.refs`, or a read response (`responses.refs`), under the same
     /// conditions as [`Self::deliver_request`]'s and the ACK ring's. The request ring takes a
     /// packet only while the reference ring is empty, so every reference is newer than every
     /// request there and the responder takes those first: a small request the full request
@@ -239,10 +240,10 @@ impl QpShared {
             return None;
         }
         let to = match side {
-            RingSide::Requests => self.ring_destination(av, bth.qpn, |qp| &qp.req_pkts)?,
+            RingSide::Requests => self.ring_destination(av, bth.qpn, |qp| &qp.requests.skbs)?,
             RingSide::Responses => self
-                .ring_destination(av, bth.qpn, |qp| &qp.resp_pkts)
-                .filter(|to| to.ack_ring.looks_empty())?,
+                .ring_destination(av, bth.qpn, |qp| &qp.responses.skbs)
+                .filter(|to| to.responses.ring.looks_empty())?,
         };
         let pad = pad_len(payload_len);
         bth.pad = pad as u8;
@@ -255,8 +256,8 @@ impl QpShared {
         let len = info.length + payload_len + pad + ICRC_LEN;
         let refs = move |qp: &QpShared| {
             match side {
-                RingSide::Requests => qp.req_refs.push(head, u8::from(ipv6), payload),
-                RingSide::Responses => qp.resp_refs.push(head, u8::from(ipv6), payload),
+                RingSide::Requests => qp.requests.refs.push(head, u8::from(ipv6), payload),
+                RingSide::Responses => qp.responses.refs.push(head, u8::from(ipv6), payload),
             }
             .then_some(true)
         };
@@ -566,7 +567,7 @@ impl QpShared {
             let quiet = eng.acks_may_wait(self);
             let mut acks_left = false;
             if quiet != self.acks_quiet.load(Ordering::Relaxed) {
-                acks_left = self.ack_ring.with(|r| {
+                acks_left = self.responses.ring.with(|r| {
                     self.acks_quiet.store(quiet, Ordering::Relaxed);
                     !quiet && !r.is_empty()
                 });

@@ -246,9 +246,8 @@ iser_target() {
 # iscsid_listening: iscsid's control socket (abstract, @ISCSIADM_ABSTRACT_NAMESPACE) is up, within
 # 30 s: iscsiadm run before it gives up at once (a loaded host took more than the 1 s once slept).
 iscsid_listening() {
-	local i
-	for i in $(seq 150); do grep -q '@ISCSIADM_ABSTRACT_NAMESPACE' /proc/net/unix && return 0; sleep 0.2; done
-	echo "iscsid's control socket did not appear in 30 s"; return 1
+	wait_until 30 "grep -q '@ISCSIADM_ABSTRACT_NAMESPACE' /proc/net/unix" ||
+		{ echo "iscsid's control socket did not appear in 30 s"; return 1; }
 }
 iser_initiator() {
 	modprobe -a ib_iser sd_mod && mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi &&
@@ -266,12 +265,12 @@ iser_disk() {
 iser_login() {
 	iscsiadm -m node -T $iqn -p $srv_ip:3260 -I iser --login >/dev/null || return
 	iscsiadm -m session | grep -q "^iser: .*$iqn" || { echo "session not over iser:"; iscsiadm -m session; return 1; }
-	for _ in $(seq 150); do [ -b "$(iser_disk)" ] && return 0; sleep 0.2; done
+	wait_until 30 '[ -b "$(iser_disk)" ]' && return 0
 	echo "no disk from the iSER session"; iser_logout; return 1
 }
 iser_logout() {
 	iscsiadm -m node -T $iqn -p $srv_ip:3260 -I iser --logout >/dev/null || return
-	for _ in $(seq 150); do iser_disk >/dev/null || return 0; sleep 0.2; done
+	wait_until 30 '! iser_disk >/dev/null' && return 0
 	echo "disk still there"; return 1
 }
 iser_fio() {

@@ -22,7 +22,8 @@ expected=13
 link_up() {
 	local gid=""
 	rdma link add rxk0 type rxe netdev eth0 || return 1
-	for _ in $(seq 50); do gid=$(gid_ipv4 rxk0); [ -n "$gid" ] && break; sleep 0.1; done
+	wait_gid rxk0 ::ffff:
+	gid=$(gid_ipv4 rxk0)
 	echo "rxk0 IPv4 GID index: ${gid:-none}"
 	[ -n "$gid" ]
 }

@@ -55,6 +55,18 @@ nap() {
 	return 0
 }
 
+# wait_until SECONDS CONDITION: evaluates the command string CONDITION every 0.2 s until it
+# succeeds (status 0) or it was tried SECONDS × 5 times (status 1). Bounded by tries, not by the
+# clock: on a loaded host each try takes longer, and the wait with it.
+wait_until() {
+	local i
+	for ((i = 0; i < $1 * 5; i++)); do
+		eval "$2" && return 0
+		nap 0.2
+	done
+	return 1
+}
+
 # cm_listening COMM: an rdma_cm id of process COMM listens.
 cm_listening() { rdma res show cm_id | grep -q "state LISTEN .*comm $1"; }
 
@@ -104,8 +116,7 @@ while True:
     with open(sys.argv[2], "a") as f:
         f.write(data)
 ' "$PEER_PORT" "$PEER_LOG" >/dev/null 2>&1 &
-	for _ in $(seq 300); do tcp_listening "$PEER_PORT" && return 0; sleep 0.1; done
-	return 1
+	wait_until 30 'tcp_listening "$PEER_PORT"'
 }
 peer_tell() {
 	local t0=$SECONDS
@@ -134,10 +145,7 @@ gid_with_prefix() {
 }
 # wait_gid DEV PREFIX: waits up to 5 s for DEV to have a GID starting with PREFIX (a GID follows
 # its address through a netdev event).
-wait_gid() {
-	for _ in $(seq 50); do [ -n "$(gid_with_prefix "$1" "$2")" ] && return 0; sleep 0.1; done
-	return 1
-}
+wait_gid() { wait_until 5 "[ -n \"\$(gid_with_prefix $(printf '%q %q' "$1" "$2"))\" ]"; }
 
 # rxe0_with_gid: `rdma link add rxe0` on eth0, then waits up to 5 s for its IPv4 GID; sets GID to
 # its index (1 if none appeared) and prints it.

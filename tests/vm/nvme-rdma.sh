@@ -78,16 +78,14 @@ ctrl() { grep -lx "$nqn" /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | head -n 1
 # subsystem here).
 ns() { local d; d=$(ls /sys/block | grep -E -m 1 "^nvme[0-9]+n$1\$") && echo "/dev/$d"; }
 connected() {
-	for _ in $(seq 150); do
-		[ -n "$(ctrl)" ] && [ "$(cat "$(ctrl)/state" 2>/dev/null)" = live ] && [ -b "$(ns 1)" ] && [ -b "$(ns 2)" ] && return 0
-		sleep 0.2
-	done
+	wait_until 30 '[ -n "$(ctrl)" ] && [ "$(cat "$(ctrl)/state" 2>/dev/null)" = live ] && [ -b "$(ns 1)" ] && [ -b "$(ns 2)" ]' &&
+		return 0
 	echo "controller: $(ctrl) state $(cat "$(ctrl)/state" 2>/dev/null)"; return 1
 }
 connect() { nvme connect "${conn_opts[@]}" >/dev/null && connected; }
 disconnect() {
 	nvme disconnect -n "$nqn" >/dev/null || return
-	for _ in $(seq 150); do [ -z "$(ctrl)" ] && return 0; sleep 0.2; done
+	wait_until 30 '[ -z "$(ctrl)" ]' && return 0
 	echo "controller still there: $(ctrl)"; return 1
 }
 # fio_verify DEV NAME FIO_ARGS…: $size MiB of random writes with crc32c checksums, read back, checked.

@@ -58,12 +58,12 @@ sleep 2
 # The processes hold the devices' user contexts; ending them lets the unregistration finish.
 kill "$srv" "$cli" 2>/dev/null
 wait "$srv" "$cli" 2>/dev/null
-for _ in $(seq 150); do kill -0 "$del" 2>/dev/null || break; sleep 0.2; done
+wait_until 30 '! kill -0 "$del" 2>/dev/null'
 expect "deleting the veth under traffic completes (no reference to it left)" sh -c "! kill -0 $del 2>/dev/null"
-for _ in $(seq 20); do rdma link show | grep -q rxev || break; sleep 0.2; done
+wait_until 4 '! rdma link show | grep -q rxev'
 expect "  both rxe devices went with it" sh -c '! rdma link show | grep -q rxev'
 ip link del d0
-for _ in $(seq 20); do rdma link show | grep -q rxed || break; sleep 0.2; done
+wait_until 4 '! rdma link show | grep -q rxed'
 expect "deleting the netdev removes its device" sh -c '! rdma link show | grep -q rxed'
 
 expect "rdma link del rxe0" rdma link del rxe0

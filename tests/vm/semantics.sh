@@ -108,8 +108,8 @@ semantic comm_est rxe0 rxe0
 # The debug kernel takes up to 100 ms a round trip on a loaded host: 5x the time, and up to a
 # minute for a server to listen.
 events() {
-	local i pids=() rc=0 g t=300 listen=100
-	[ "${VARIANT:-stock}" != debug ] || { t=1500 listen=600; }
+	local i pids=() rc=0 g t=300 listen=10
+	[ "${VARIANT:-stock}" != debug ] || { t=1500 listen=60; }
 	g=$(gid_ipv4 rxe0)
 	for i in 0 1 2 3; do
 		taskset -c $((i % 2)) timeout $t ibv_rc_pingpong -d rxe0 -g "$g" -e -p $((18700 + i)) \
@@ -117,7 +117,7 @@ events() {
 		pids+=($!)
 	done
 	for i in 0 1 2 3; do
-		for _ in $(seq $listen); do tcp_listening $((18700 + i)) && break; sleep 0.1; done
+		wait_until $listen "tcp_listening $((18700 + i))"
 		taskset -c $(((i + 1) % 2)) timeout $t ibv_rc_pingpong -d rxe0 -g "$g" -e \
 			-p $((18700 + i)) -s 64 -n 2000 "$IP" >"/tmp/ev-cli$i.log" 2>&1 &
 		pids+=($!)

@@ -63,16 +63,13 @@ login() {
 		[ "$i" -lt 50 ] || { echo "add_target refused 50 times"; return 1; }
 		sleep 0.2
 	done
-	for _ in $(seq 150); do
-		d=$(srp_disk) && [ -b "$d" ] && return 0
-		sleep 0.2
-	done
+	wait_until 30 'd=$(srp_disk) && [ -b "$d" ]' && return 0
 	echo "no SCSI disk from ib_srp"; return 1
 }
 logout() {
 	local r
 	for r in $(rports); do echo 1 >"$r/delete"; done
-	for _ in $(seq 150); do [ -z "$(rports)" ] && ! srp_disk >/dev/null && return 0; sleep 0.2; done
+	wait_until 30 '[ -z "$(rports)" ] && ! srp_disk >/dev/null' && return 0
 	echo "remote ports left: $(rports)"; return 1
 }
 # fio_verify NAME FIO_ARGS…: writes the LUN's first $size MiB with crc32c checksums, reads and checks.
@@ -140,7 +137,7 @@ target_down() {
 	sleep 5
 	for r in $(rports); do echo 1 >"$r/fast_io_fail_tmo" 2>/dev/null; done
 	logout || return
-	for _ in $(seq 180); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
+	wait_until 90 "! kill -0 $pid 2>/dev/null"
 	kill -0 $pid 2>/dev/null && { echo "fio hangs after the logout"; kill -9 $pid; return 1; }
 	wait $pid
 	echo 1 >"$tpg/enable"

@@ -36,7 +36,7 @@ for a in failslab fail_page_alloc; do [ ! -d $dbg/$a ] || echo 0 >$dbg/$a/probab
 grep 'injected allocation' /tmp/expect.out
 # Objects of killed processes are released by their file's release (may take a moment).
 same_counts() {
-	for _ in $(seq 100); do [ "$(counts)" = "$before" ] && return 0; sleep 0.2; done
+	wait_until 20 '[ "$(counts)" = "$before" ]' && return 0
 	echo "before: $before"; echo "after:  $(counts)"; return 1
 }
 check "rxe0's object counts as before the fuzzer ($before)" same_counts

@@ -9,7 +9,8 @@
 veth_netns wirens veth0 veth1 10.20.0
 rdma link add rxew0 type rxe netdev veth0
 gid=""
-for _ in $(seq 50); do gid=$(gid_ipv4 rxew0); [ -n "$gid" ] && break; sleep 0.1; done
+wait_gid rxew0 ::ffff:
+gid=$(gid_ipv4 rxew0)
 echo "rxew0 IPv4 GID index: ${gid:-none}"
 rc=0
 timeout 300 python3 "$(dirname "$0")/py/wire_packets.py" rxew0 "${gid:-1}" wirens || rc=$?
