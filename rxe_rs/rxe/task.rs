@@ -34,6 +34,7 @@ use super::{
     packet_rings::PayloadRef,
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
+    step::Step,
 };
 use crate::ib::handles::{with_bh_disabled, IbEvent};
 use crate::kernel_ext::timer::{jiffies, TimerOwner};
@@ -521,61 +522,7 @@ impl QpShared {
         let more = {
             let rcu = rcu::read_lock();
             let mut eng = self.eng.lock();
-            // A machine steps again only when it has more: a call that finds nothing costs
-            // more than the question. The requester goes on within a message only (perftest
-            // rings a doorbell per WQE, whose inline run takes it).
-            let mut progress = false;
-            for _ in 0..Outbox::CAPACITY {
-                if !eng.responder(self, &rcu, &mut out) {
-                    break;
-                }
-                progress = true;
-                if eng.responder_idle(self) {
-                    break;
-                }
-            }
-            for _ in 0..Outbox::CAPACITY {
-                if !self.completer(&mut eng, &rcu, &mut out) {
-                    break;
-                }
-                progress = true;
-                if !self.responses_waiting() {
-                    break;
-                }
-            }
-            let mut requested = false;
-            for _ in 0..Outbox::CAPACITY {
-                if !eng.requester(self, &rcu, &mut out) {
-                    break;
-                }
-                requested = true;
-                if !eng.mid_message() {
-                    break;
-                }
-            }
-            progress |= requested;
-            // As C's sender, which runs its completer right after its requester: a WQE the
-            // requester finished without a response (a local operation, a WQE failed here, an
-            // unreliable send) completes in this step, not after the next step's responder,
-            // which could move the QP to error first and flush it.
-            if requested && self.head_completes_alone(&eng) {
-                self.completer(&mut eng, &rcu, &mut out);
-            }
-            // Whether the ACKs looped back to this QP may wait for its next run: published,
-            // when it changes, under the ACK ring's lock its producers read it under. ACKs
-            // left there while they could wait are taken by a next step once they cannot.
-            let quiet = eng.acks_may_wait(self);
-            let mut acks_left = false;
-            if quiet != self.acks_quiet.load(Ordering::Relaxed) {
-                acks_left = self.responses.ring.with(|r| {
-                    self.acks_quiet.store(quiet, Ordering::Relaxed);
-                    !quiet && !r.is_empty()
-                });
-            }
-            (progress || acks_left)
-                && !(eng.responder_idle(self)
-                    && self.completer_idle(&eng)
-                    && eng.requester_idle(self))
+            Step::new(self, &mut eng, &rcu, &mut out).machines()
         };
         self.transmit(&mut out, woken);
         more
