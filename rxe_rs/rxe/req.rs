@@ -13,11 +13,12 @@ use super::{
         BuildError, Cause, FaultWait, Headers, Machine, RxeError, WqeInfo, WqeState,
         BY_REFERENCE_MIN,
     },
+    outbox::OutPacket,
     packet_rings::PayloadRef,
     qp::QpShared,
     sg::{walk_sges, with_local_mr, Sges, WalkError},
     step::Step,
-    task::RingSide,
+    task::{Payload, RingSide},
 };
 use crate::net::skb::PayloadSink;
 use crate::proto::{
@@ -431,13 +432,28 @@ impl Step<'_> {
                 next = start;
             }
         }
-        let res = self
-            .qp
-            .build_packet(av, bth, &hdrs, payload as usize, by_reference, |sink| {
+        let place = self.out.next_place();
+        let res = qp.build_packet(
+            av,
+            bth,
+            &hdrs,
+            Payload {
+                len: payload as usize,
+                by_reference,
+            },
+            place,
+            |sink| {
                 next = start;
                 fill_payload(qp, self.rcu, wqe, slot, &mut next, sink)
-            });
+            },
+        );
         w.dma = next;
+        self.push_built(res)
+    }
+
+    /// What [`Step::build`] built: the packet into the outbox, or what its failure does.
+    fn push_built(&mut self, res: core::result::Result<OutPacket, BuildError<RxeError>>) -> Flow {
+        let qp = self.qp;
         match res {
             Ok(pkt) => {
                 self.out.push(pkt);

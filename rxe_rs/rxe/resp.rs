@@ -16,7 +16,7 @@ use super::{
     packet_rings::{PayloadRef, RefFront},
     sg::{write_sges, Sges, WalkError},
     step::Step,
-    task::RingSide,
+    task::{Payload, RingSide},
 };
 use crate::ib::handles::IbEvent;
 use crate::net::skb::SkBuff;
@@ -822,17 +822,26 @@ impl Step<'_> {
                     RingSide::Responses,
                 )
             });
+        let place = self.out.next_place();
         let res = match referenced {
             Some(pkt) => Ok(pkt),
-            None => self
-                .qp
-                .build_packet(av, bth, &hdrs, len as usize, by_reference, |sink| {
+            None => self.qp.build_packet(
+                av,
+                bth,
+                &hdrs,
+                Payload {
+                    len: len as usize,
+                    by_reference,
+                },
+                place,
+                |sink| {
                     let Some(mr) = mr else { return Ok(()) };
                     if let Some(buf) = sink.copy_buf() {
                         return mr.read(self.rcu, va, buf);
                     }
                     mr.attach(self.rcu, va, len as usize, sink)
-                }),
+                },
+            ),
         };
         match res {
             Ok(pkt) => {
@@ -856,8 +865,15 @@ impl Step<'_> {
                 return true;
             }
         }
+        self.read_response_sent(len, last, (!replay).then_some(msn));
+        true
+    }
+
+    /// A response of `len` bytes of the read in progress is on its way: the read moves on past
+    /// it, and ends with it if it was the `last`, the MSN then set to `msn` (none for a replay).
+    fn read_response_sent(&mut self, len: u32, last: bool, msn: Option<u32>) {
         let Some(r) = self.eng.resp.read.as_mut() else {
-            return true;
+            return;
         };
         r.first = false;
         r.psn = psn_add(r.psn, 1);
@@ -865,11 +881,10 @@ impl Step<'_> {
         r.resid -= len;
         if last {
             self.eng.resp.read = None;
-            if !replay {
+            if let Some(msn) = msn {
                 self.eng.resp.msn = msn;
             }
         }
-        true
     }
 
     fn resp_bth(&self, opcode: u8, psn: u32) -> Bth {
@@ -898,12 +913,18 @@ impl Step<'_> {
             aeth: Some(aeth),
             ..Default::default()
         };
-        if let Ok(pkt) = self
-            .qp
-            .build_packet::<()>(av, bth, &hdrs, 0, false, |_| Ok(()))
-        {
+        if let Some(pkt) = self.headers_only(av, bth, &hdrs) {
             self.out.push(pkt);
         }
+    }
+
+    /// A packet of headers only to `av` (an ACK, an atomic acknowledge, a zero-length read
+    /// response), built for the outbox's next place; `None` if none could be built.
+    fn headers_only(&self, av: &AddressVector, bth: Bth, hdrs: &Headers) -> Option<OutPacket> {
+        let place = self.out.next_place();
+        self.qp
+            .build_packet::<()>(av, bth, hdrs, Payload::NONE, place, |_| Ok(()))
+            .ok()
     }
 
     /// An ACK to a QP of this device written straight into its ACK ring (`proto::packet_ring`)
@@ -945,10 +966,7 @@ impl Step<'_> {
             ..Default::default()
         };
         let bth = self.resp_bth(opcode::RC_RDMA_READ_RESPONSE_ONLY, psn);
-        if let Ok(pkt) = self
-            .qp
-            .build_packet::<()>(av, bth, &hdrs, 0, false, |_| Ok(()))
-        {
+        if let Some(pkt) = self.headers_only(av, bth, &hdrs) {
             self.out.push(pkt);
         }
     }
@@ -964,10 +982,7 @@ impl Step<'_> {
             ..Default::default()
         };
         let bth = self.resp_bth(opcode::RC_ATOMIC_ACKNOWLEDGE, psn);
-        if let Ok(pkt) = self
-            .qp
-            .build_packet::<()>(av, bth, &hdrs, 0, false, |_| Ok(()))
-        {
+        if let Some(pkt) = self.headers_only(av, bth, &hdrs) {
             self.out.push(pkt);
         }
     }
