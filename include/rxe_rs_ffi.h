@@ -73,8 +73,9 @@ bool rxe_rs_dst_valid(struct dst_entry *dst, u32 cookie);
 void rxe_rs_dst_hold(struct dst_entry *dst);
 void rxe_rs_dst_release(struct dst_entry *dst);
 void rxe_rs_skb_prepare(struct sk_buff *skb, struct dst_entry *dst, bool ipv6, const u8 *saddr,
-			const u8 *daddr, u16 sport, u8 tclass, u8 ttl);
+			const u8 *daddr, u16 sport, u8 tclass, u8 ttl, u16 ip_id);
 int rxe_rs_skb_xmit(struct sk_buff *skb);
+bool rxe_rs_skb_burst_append(struct sk_buff *head, struct sk_buff *skb);
 void rxe_rs_skb_loopback(struct sk_buff *skb);
 int rxe_rs_skb_linearize(struct sk_buff *skb);
 struct sk_buff *rxe_rs_skb_copy(const struct sk_buff *skb);

@@ -306,7 +306,7 @@ void rxe_rs_dst_release(struct dst_entry *dst)
  * the IP header.
  */
 void rxe_rs_skb_prepare(struct sk_buff *skb, struct dst_entry *dst, bool ipv6, const u8 *saddr,
-			const u8 *daddr, u16 sport, u8 tclass, u8 ttl)
+			const u8 *daddr, u16 sport, u8 tclass, u8 ttl, u16 ip_id)
 {
 	struct udphdr *udph;
 
@@ -339,10 +339,11 @@ void rxe_rs_skb_prepare(struct sk_buff *skb, struct dst_entry *dst, bool ipv6, c
 		iph->ttl = ttl;
 		/*
 		 * C calls __ip_select_ident (a siphash per packet); a DF datagram is never
-		 * fragmented, so its ID is 0 as the kernel's own ip_select_ident_segs() sets it
-		 * for DF packets without a connected socket (RFC 6864, atomic datagrams).
+		 * fragmented, so its ID only has to be what the ICRC covers (RFC 6864, atomic
+		 * datagrams): the packet's place in its step's bursts, which segmentation sets
+		 * again (inet_gso_segment: the head's ID, plus one a packet).
 		 */
-		iph->id = 0;
+		iph->id = htons(ip_id);
 	} else {
 		struct ipv6hdr *ip6h;
 
@@ -373,6 +374,60 @@ int rxe_rs_skb_xmit(struct sk_buff *skb)
 	else
 		err = ip6_local_out(net, NULL, skb);
 	return net_xmit_eval(err);
+}
+
+/*
+ * Appends the prepared IPv4 packet skb to the burst head (a prepared packet, or one with
+ * packets appended): the burst then goes through the IP layer, netfilter and the qdisc as one
+ * skb, a UDP fraglist GSO skb whose frag_list holds the packets as they were built, and is cut
+ * back into them before the device (skb_segment_list; a device with NETIF_F_GSO_FRAGLIST, as
+ * veth, passes it on and the receiving UDP socket cuts it). Laid out as GRO lays out the skbs
+ * it chains (skb_gro_receive_list): each appended packet's data starts after its UDP header,
+ * its network header still set, and the head's gso_size is its own UDP payload, as
+ * __udp_gso_segment checks. Segmentation copies no header but the link layer's into the
+ * packets, so each keeps its own IP and UDP headers; it sets each packet's IP ID to the
+ * head's plus its place, so a burst is only packets built with consecutive IDs.
+ * Only on a device that cannot take a fraglist GSO skb (NETIF_F_GSO_FRAGLIST: veth, lo and
+ * bridges can), so that the stack cuts the burst before the device: tcpdump on it and every
+ * receiver see the packets as built, a raw socket or a capture on a veth's peer included.
+ * false (nothing done): not a packet this can append (IPv6, another route, a clone).
+ */
+bool rxe_rs_skb_burst_append(struct sk_buff *head, struct sk_buff *skb)
+{
+	const unsigned int hlen = sizeof(struct iphdr) + sizeof(struct udphdr);
+	struct skb_shared_info *shinfo = skb_shinfo(head);
+	/* The place skb takes in the burst: 1 after a lone head. */
+	u16 place = shinfo->gso_segs ?: 1;
+	struct sk_buff *tail;
+
+	if (head->protocol != htons(ETH_P_IP) || skb->protocol != htons(ETH_P_IP) ||
+	    skb_dst(head) != skb_dst(skb) ||
+	    (skb_dst(head)->dev->features & NETIF_F_GSO_FRAGLIST) ||
+	    skb_cloned(head) || skb_cloned(skb) ||
+	    skb_has_frag_list(skb) || skb_network_offset(head) != 0 ||
+	    skb_network_offset(skb) != 0 || skb->len <= hlen ||
+	    head->len + skb->len >= 65536 ||
+	    ntohs(ip_hdr(skb)->id) != (u16)(ntohs(ip_hdr(head)->id) + place))
+		return false;
+	if (!skb_has_frag_list(head)) {
+		if (skb_is_gso(head) || head->len <= hlen)
+			return false;
+		shinfo->gso_size = head->len - hlen;
+		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+		shinfo->gso_segs = 1;
+		shinfo->frag_list = skb;
+	} else {
+		for (tail = shinfo->frag_list; tail->next; tail = tail->next)
+			;
+		tail->next = skb;
+	}
+	skb->next = NULL;
+	__skb_pull(skb, hlen);
+	head->data_len += skb->len;
+	head->len += skb->len;
+	head->truesize += skb->truesize;
+	shinfo->gso_segs++;
+	return true;
 }
 
 /* rxe_loopback: a prepared packet turned into a received one: skb->data at the UDP header. */

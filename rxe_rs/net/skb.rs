@@ -35,6 +35,9 @@ pub(crate) struct Route<'a> {
     pub(crate) sport: u16,
     pub(crate) traffic_class: u8,
     pub(crate) hop_limit: u8,
+    /// The IPv4 header's ID: the packet's place among the packets a burst may chain
+    /// ([`SkBuff::burst_append`]).
+    pub(crate) ip_id: u16,
 }
 
 impl SkBuff {
@@ -166,7 +169,24 @@ impl SkBuff {
                 route.sport,
                 route.traffic_class,
                 route.hop_limit,
+                route.ip_id,
             )
+        }
+    }
+
+    /// Appends the prepared packet `skb` to this prepared packet or burst: the burst goes
+    /// through the IP layer, netfilter and the qdisc as one skb (UDP fraglist GSO) and is cut
+    /// back into its packets, headers and ICRCs as built, before the device or at the
+    /// receiving socket. Only an IPv4 packet on the same route whose [`Route::ip_id`] is the
+    /// next after the burst's last is taken; `Err` gives any other back.
+    pub(crate) fn burst_append(&mut self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+        // SAFETY: we own both prepared skbs; on success the burst owns `skb` (its frag_list),
+        // on failure the shim has changed neither.
+        if unsafe { ffi::rxe_rs_skb_burst_append(self.0.as_ptr(), skb.0.as_ptr()) } {
+            core::mem::forget(skb);
+            Ok(())
+        } else {
+            Err(skb)
         }
     }
 

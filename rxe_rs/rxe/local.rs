@@ -5,9 +5,9 @@
 //! around them.
 
 use super::{
-    engine::{Cause, Engine, RxeError, WqeState},
+    engine::{Cause, RxeError, WqeState},
     mr,
-    qp::QpShared,
+    step::Step,
 };
 use crate::proto::{
     mw::Bind,
@@ -15,15 +15,15 @@ use crate::proto::{
     wqe::{SendWqe, WrDetail, IB_WR_BIND_MW, IB_WR_LOCAL_INV, IB_WR_REG_MR},
 };
 
-impl QpShared {
+impl Step<'_> {
     /// Executes local operation `wqe` at send queue slot `idx`; whether the requester made
     /// progress (`false`: LOCAL_INV waits for every earlier WQE to complete, C's "local
     /// invalidate fence").
-    pub(crate) fn local_op(&self, eng: &mut Engine, idx: Index, wqe: &SendWqe) -> bool {
-        let rxe = &*self.dev;
+    pub(crate) fn local_op(&mut self, idx: Index, wqe: &SendWqe) -> bool {
+        let rxe = &*self.qp.dev;
         let status = match (wqe.opcode, wqe.detail) {
             (IB_WR_LOCAL_INV, _) => {
-                if idx != eng.comp.consumer {
+                if idx != self.eng.comp.consumer {
                     return false;
                 }
                 mr::invalidate_key(rxe.keys(), wqe.ex).map_err(RxeError::from)
@@ -45,16 +45,16 @@ impl QpShared {
                     access,
                     rkey,
                 };
-                mr::bind_mw(rxe.keys(), self.pd, self.uid, mw_rkey, mr_lkey, &b)
+                mr::bind_mw(rxe.keys(), self.qp.pd, self.qp.uid, mw_rkey, mr_lkey, &b)
                     .map_err(|e| RxeError::bind(Cause::Errno(e)))
             }
             (IB_WR_REG_MR, WrDetail::Reg { key, access }) => {
-                mr::reg_fast_mr(rxe.keys(), self.pd, key, access).map_err(RxeError::from)
+                mr::reg_fast_mr(rxe.keys(), self.qp.pd, key, access).map_err(RxeError::from)
             }
             _ => Err(RxeError::local_op(Cause::Check)),
         };
-        let g = *self.sq.geometry();
-        if let Some(info) = eng.sq.info_mut(idx) {
+        let g = *self.qp.sq.geometry();
+        if let Some(info) = self.eng.sq.info_mut(idx) {
             info.state = match status {
                 Ok(()) => WqeState::Done,
                 Err(e) => WqeState::Error(e.status),
@@ -62,9 +62,9 @@ impl QpShared {
         }
         // A failed operation stops the requester there, as a failed send does (`next_wqe`).
         if status.is_ok() {
-            eng.req.wqe_index = g.next_index(idx);
+            self.eng.req.wqe_index = g.next_index(idx);
         } else {
-            eng.req.opcode = None;
+            self.eng.req.opcode = None;
         }
         true
     }

@@ -28,6 +28,7 @@ pub(crate) mod ring;
 pub(crate) mod sg;
 pub(crate) mod shared;
 pub(crate) mod srq;
+pub(crate) mod step;
 pub(crate) mod table;
 pub(crate) mod task;
 pub(crate) mod verbs;

@@ -83,6 +83,12 @@ impl Outbox {
         self.len < self.packets.len()
     }
 
+    /// The place the next packet takes: the IPv4 ID it is built with, so that packets of a
+    /// step that follow each other on one route may go as one burst (`SkBuff::burst_append`).
+    pub(crate) fn next_place(&self) -> u16 {
+        self.len as u16
+    }
+
     /// Whether it holds a packet that is an skb.
     pub(crate) fn has_skb(&self) -> bool {
         self.skbs

@@ -10,14 +10,15 @@
 use super::{
     counters::Counter,
     engine::{
-        BuildError, Cause, Engine, FaultWait, Headers, Machine, RxeError, WqeInfo, WqeState,
+        BuildError, Cause, FaultWait, Headers, Machine, RxeError, WqeInfo, WqeState,
         BY_REFERENCE_MIN,
     },
-    outbox::Outbox,
+    outbox::OutPacket,
     packet_rings::PayloadRef,
     qp::QpShared,
     sg::{walk_sges, with_local_mr, Sges, WalkError},
-    task::RingSide,
+    step::Step,
+    task::{Payload, RingSide},
 };
 use crate::net::skb::PayloadSink;
 use crate::proto::{
@@ -33,7 +34,7 @@ use crate::proto::{
     },
 };
 use core::ops::ControlFlow::{self, Break, Continue};
-use kernel::{sync::rcu, sync::Arc};
+use kernel::sync::rcu;
 
 /// Unacknowledged PSNs the requester may have in flight (`RXE_MAX_UNACKED_PSNS`).
 const MAX_UNACKED_PSNS: u32 = 128;
@@ -41,8 +42,8 @@ const MAX_UNACKED_PSNS: u32 = 128;
 const MAX_PKT_PER_ACK: u32 = 64;
 
 /// How the requester leaves a packet's stages before sending it (C `rxe_requester`'s exits).
-/// The stages, in order: [`Engine::check_fence`], a local operation or
-/// [`Engine::check_limits`], [`Engine::next_opcode`], [`Engine::build`], [`Engine::update`].
+/// The stages, in order: [`Step::check_fence`], a local operation or
+/// [`Step::check_limits`], [`Step::next_opcode`], [`Step::build`], [`Step::update`].
 enum Exit {
     /// Done for this step; whether it made progress.
     Done(bool),
@@ -64,7 +65,7 @@ struct Outgoing {
     rd_atomic_credit: bool,
     /// Bytes of a read already answered ([`WqeInfo::read_offset`]).
     read_offset: u32,
-    /// The packet's opcode and its mask ([`Engine::next_opcode`]).
+    /// The packet's opcode and its mask ([`Step::next_opcode`]).
     opcode: u8,
     mask: Mask,
     /// The packet takes one of the QP's read/atomic credits.
@@ -74,28 +75,23 @@ struct Outgoing {
     npsn: u32,
     /// The path MTU in bytes ([`Engine::mtu`]), the most payload a packet carries.
     mtu: u32,
-    /// The WQE's data cursor: where the packet's payload starts, and after [`Engine::build`]
+    /// The WQE's data cursor: where the packet's payload starts, and after [`Step::build`]
     /// where it ends.
     dma: DmaCursor,
 }
 
-impl Engine {
+impl Step<'_> {
     /// One step of the requester: the next packet of the WQE it stands at, if it may be sent.
-    pub(crate) fn requester(
-        &mut self,
-        qp: &Arc<QpShared>,
-        rcu: &rcu::Guard,
-        out: &mut Outbox,
-    ) -> bool {
-        if self.req.fault == FaultWait::Waiting {
+    pub(crate) fn requester(&mut self) -> bool {
+        if self.eng.req.fault == FaultWait::Waiting {
             return false;
         }
-        let idx = match self.next_wqe(qp, out) {
+        let idx = match self.next_wqe() {
             Ok(idx) => idx,
             Err(progress) => return progress,
         };
         // Built in place from the WQE's info (a moved `Outgoing` is a `memcpy` per packet).
-        let Some(info) = self.sq.info_ref(idx) else {
+        let Some(info) = self.eng.sq.info_ref(idx) else {
             return false;
         };
         let Some(wqe) = &info.wqe else {
@@ -111,16 +107,16 @@ impl Engine {
             opcode: 0,
             mask: Mask::default(),
             needs_credit: false,
-            psn: self.req.psn,
+            psn: self.eng.req.psn,
             npsn: 1,
-            mtu: self.mtu(qp.dev.active_mtu_bytes()),
+            mtu: self.eng.mtu(self.qp.dev.active_mtu_bytes()),
             dma: info.dma,
         };
-        match self.packet(qp, rcu, out, &mut w, &wqe) {
+        match self.packet(&mut w, &wqe) {
             Continue(()) | Break(Exit::Done(true)) => true,
             Break(Exit::Done(false)) => false,
             Break(Exit::Fail(e)) => {
-                qp.fail_wqe(self, w.idx, e);
+                self.fail_wqe(w.idx, e);
                 true
             }
         }
@@ -128,25 +124,18 @@ impl Engine {
 
     /// The stages of one packet of the WQE `w` (C `rxe_requester`): sent (into `out`) and
     /// accounted for, or the reason not.
-    fn packet(
-        &mut self,
-        qp: &Arc<QpShared>,
-        rcu: &rcu::Guard,
-        out: &mut Outbox,
-        w: &mut Outgoing,
-        wqe: &SendWqe,
-    ) -> Flow {
+    fn packet(&mut self, w: &mut Outgoing, wqe: &SendWqe) -> Flow {
         self.check_fence(w, wqe)?;
         // C `rxe_do_local_ops`: BIND_MW, LOCAL_INV, REG_MR execute here and send nothing.
         if wqe.mask.contains(WrMask::LOCAL_OP) {
             // It completes once every packet before it is acknowledged.
-            self.req.awaited = Some(self.req.psn);
-            return Break(Exit::Done(qp.local_op(self, w.idx, wqe)));
+            self.eng.req.awaited = Some(self.eng.req.psn);
+            return Break(Exit::Done(self.local_op(w.idx, wqe)));
         }
-        self.check_limits(qp)?;
-        self.next_opcode(qp, w, wqe)?;
-        self.build(qp, rcu, w, wqe, out)?;
-        self.update(qp, w, wqe);
+        self.check_limits()?;
+        self.next_opcode(w, wqe)?;
+        self.build(w, wqe)?;
+        self.update(w, wqe);
         Continue(())
     }
 
@@ -154,31 +143,32 @@ impl Engine {
     /// when first reached, with a valid WQE to send from; `Err` with the progress made when
     /// there is none to send from (not RTS or SQD, an RNR wait, a full outbox, an empty queue,
     /// SQD before a new WQE) or the WQE is already finished (the index moves on).
-    fn next_wqe(&mut self, qp: &QpShared, out: &Outbox) -> core::result::Result<Index, bool> {
-        let sqd = match self.state() {
+    fn next_wqe(&mut self) -> core::result::Result<Index, bool> {
+        let sqd = match self.eng.state() {
             QpState::Rts => false,
             QpState::Sqd => true,
             _ => return Err(false),
         };
-        if self.req.rnr_wait || !out.has_room() || !self.has_posted(qp) {
+        if self.eng.req.rnr_wait || !self.out.has_room() || !self.has_posted() {
             return Err(false);
         }
-        let g = *qp.sq.geometry();
-        let idx = self.req.wqe_index;
+        let g = *self.qp.sq.geometry();
+        let idx = self.eng.req.wqe_index;
         let (state, started) = self
+            .eng
             .sq
             .info_ref(idx)
             .map_or((WqeState::Free, false), |info| (info.state, info.started));
         // SQD: finish (and resend) what was started, start nothing new.
         if sqd && !started {
-            qp.check_sq_drained(self);
+            self.check_sq_drained();
             return Err(false);
         }
         let fetched = state == WqeState::Free;
         if fetched {
-            qp.fetch_wqe(self, idx);
+            self.fetch_wqe(idx);
         }
-        let info = self.sq.info_ref(idx).ok_or(false)?;
+        let info = self.eng.sq.info_ref(idx).ok_or(false)?;
         match info.state {
             WqeState::Processing => {}
             // A WQE that failed here stops the requester: nothing after it is sent, and the
@@ -188,7 +178,7 @@ impl Engine {
             WqeState::Error(_) => return Err(fetched),
             // Finished WQEs are the completer's; move on to the next.
             _ => {
-                self.req.wqe_index = g.next_index(idx);
+                self.eng.req.wqe_index = g.next_index(idx);
                 return Err(true);
             }
         }
@@ -199,31 +189,38 @@ impl Engine {
     }
 
     /// Whether the requester's index lies in [consumer, producer): a WQE is posted there.
-    fn has_posted(&self, qp: &QpShared) -> bool {
-        let g = qp.sq.geometry();
+    fn has_posted(&self) -> bool {
+        let g = self.qp.sq.geometry();
         let ends = g.ends(
             QueueType::FromClient,
-            self.comp.consumer,
-            qp.sq.shared_producer(),
+            self.eng.comp.consumer,
+            self.qp.sq.shared_producer(),
         );
-        let ahead = self.req.wqe_index.get().wrapping_sub(ends.consumer().get()) & g.index_mask();
+        let ahead = self
+            .eng
+            .req
+            .wqe_index
+            .get()
+            .wrapping_sub(ends.consumer().get())
+            & g.index_mask();
         ahead < ends.count()
     }
 
     /// Whether a requester step would find nothing to do; `false` when unsure. A doorbell, the RNR
     /// timer or the end of a page fault wakes the task itself.
-    pub(crate) fn requester_idle(&self, qp: &QpShared) -> bool {
-        match self.state() {
+    pub(crate) fn requester_idle(&self) -> bool {
+        match self.eng.state() {
             QpState::Rts => {}
             QpState::Sqd => return false,
             _ => return true,
         }
-        self.req.fault == FaultWait::Waiting
-            || self.req.rnr_wait
-            || !self.has_posted(qp)
+        self.eng.req.fault == FaultWait::Waiting
+            || self.eng.req.rnr_wait
+            || !self.has_posted()
             || self
+                .eng
                 .sq
-                .info_ref(self.req.wqe_index)
+                .info_ref(self.eng.req.wqe_index)
                 .is_some_and(|info| matches!(info.state, WqeState::Error(_)))
     }
 
@@ -231,22 +228,22 @@ impl Engine {
     /// next run (`proto::comp::acks_may_wait`): an RC user QP whose requester has sent all that
     /// was posted, none of it waiting to be seen complete. Called at the end of every step;
     /// forgets a `ReqState::awaited` PSN the completer has reached.
-    pub(crate) fn acks_may_wait(&mut self, qp: &QpShared) -> bool {
-        if !qp.is_user || qp.qp_type != QpType::Rc || self.state() != QpState::Rts {
+    pub(crate) fn acks_may_wait(&mut self) -> bool {
+        if !self.qp.is_user || self.qp.qp_type != QpType::Rc || self.eng.state() != QpState::Rts {
             return false;
         }
-        if let Some(psn) = self.req.awaited {
-            if decide::reached(self.comp.psn, psn) {
-                self.req.awaited = None;
+        if let Some(psn) = self.eng.req.awaited {
+            if decide::reached(self.eng.comp.psn, psn) {
+                self.eng.req.awaited = None;
             }
         }
         decide::acks_may_wait(&decide::AckWait {
-            rts_with_timer: self.attrs.timeout != 0,
-            requester_done: self.req.fault != FaultWait::Waiting
-                && !self.req.rnr_wait
-                && !self.has_posted(qp),
-            awaited: self.req.awaited,
-            comp_psn: self.comp.psn,
+            rts_with_timer: self.eng.attrs.timeout != 0,
+            requester_done: self.eng.req.fault != FaultWait::Waiting
+                && !self.eng.req.rnr_wait
+                && !self.has_posted(),
+            awaited: self.eng.req.awaited,
+            comp_psn: self.eng.comp.psn,
         })
     }
 
@@ -254,7 +251,8 @@ impl Engine {
     /// requester has the next packet of the same WQE to build. Cheaper than
     /// [`Self::requester_idle`], which reads the user's send queue.
     pub(crate) fn mid_message(&self) -> bool {
-        self.req
+        self.eng
+            .req
             .opcode
             .and_then(opcode_info)
             .is_some_and(|info| !info.mask.contains(Mask::END))
@@ -267,10 +265,10 @@ impl Engine {
     fn check_fence(&self, w: &Outgoing, wqe: &SendWqe) -> Flow {
         if !w.started {
             let fenced = if wqe.opcode == wqe::IB_WR_LOCAL_INV {
-                w.idx != self.comp.consumer
+                w.idx != self.eng.comp.consumer
             } else {
                 wqe.send_flags & IB_SEND_FENCE != 0
-                    && self.req.rd_atomic != u32::from(self.attrs.max_rd_atomic)
+                    && self.eng.req.rd_atomic != u32::from(self.eng.attrs.max_rd_atomic)
             };
             if fenced {
                 return Break(Exit::Done(false));
@@ -282,17 +280,17 @@ impl Engine {
     /// C's window check. RC: no more than [`MAX_UNACKED_PSNS`] unacknowledged, none after an
     /// RNR probe (`req.rnr_probe`) until it is acknowledged; any type: not too many
     /// packets still in the stack (UC and UD have no window).
-    fn check_limits(&mut self, qp: &QpShared) -> Flow {
-        let probe_window =
-            (self.req.rnr_probe).and_then(|probe| decide::rnr_probe_window(self.comp.psn, probe));
+    fn check_limits(&mut self) -> Flow {
+        let probe_window = (self.eng.req.rnr_probe)
+            .and_then(|probe| decide::rnr_probe_window(self.eng.comp.psn, probe));
         if probe_window.is_none() {
-            self.req.rnr_probe = None;
+            self.eng.req.rnr_probe = None;
         }
-        let window_end = psn_add(self.comp.psn, probe_window.unwrap_or(MAX_UNACKED_PSNS));
-        if qp.qp_type == QpType::Rc && psn_diff(self.req.psn, window_end) > 0 {
+        let window_end = psn_add(self.eng.comp.psn, probe_window.unwrap_or(MAX_UNACKED_PSNS));
+        if self.qp.qp_type == QpType::Rc && psn_diff(self.eng.req.psn, window_end) > 0 {
             return Break(Exit::Done(false));
         }
-        if !qp.may_send() {
+        if !self.qp.may_send() {
             return Break(Exit::Done(false));
         }
         Continue(())
@@ -301,44 +299,45 @@ impl Engine {
     /// C `next_opcode` + `check_init_depth`: the packet's opcode from the WQE's and the last
     /// packet's, its destination, and the read/atomic credit a new read, atomic or atomic write
     /// takes (none left: wait).
-    fn next_opcode(&mut self, qp: &QpShared, w: &mut Outgoing, wqe: &SendWqe) -> Flow {
+    fn next_opcode(&mut self, w: &mut Outgoing, wqe: &SendWqe) -> Flow {
         let fits = w.dma.resid <= w.mtu;
         // C10-93.1.1: a UD message longer than the MTU emits no packet and is no error: it
         // completes successfully, one PSN consumed (C's "fake a successful UD send").
-        if !fits && matches!(qp.qp_type, QpType::Ud | QpType::Gsi) {
-            if let Some(info) = self.sq.info_mut(w.idx) {
-                info.first_psn = self.req.psn;
-                info.last_psn = self.req.psn;
+        if !fits && matches!(self.qp.qp_type, QpType::Ud | QpType::Gsi) {
+            if let Some(info) = self.eng.sq.info_mut(w.idx) {
+                info.first_psn = self.eng.req.psn;
+                info.last_psn = self.eng.req.psn;
                 info.started = true;
                 info.sent = true;
                 info.state = WqeState::Pending;
             }
-            self.req.psn = psn_add(self.req.psn, 1);
-            self.req.opcode = Some(opcode::UD_SEND_ONLY);
-            self.req.wqe_index = qp.sq.geometry().next_index(w.idx);
+            self.eng.req.psn = psn_add(self.eng.req.psn, 1);
+            self.eng.req.opcode = Some(opcode::UD_SEND_ONLY);
+            self.eng.req.wqe_index = self.qp.sq.geometry().next_index(w.idx);
             return Break(Exit::Done(true));
         }
         let unsendable = RxeError::local_op(Cause::Check);
-        let Some(opcode) = next_opcode(qp.qp_type, wqe.opcode, self.req.opcode, fits) else {
+        let Some(opcode) = next_opcode(self.qp.qp_type, wqe.opcode, self.eng.req.opcode, fits)
+        else {
             return Break(Exit::Fail(unsendable));
         };
         let Some(op_info) = opcode_info(opcode) else {
             return Break(Exit::Fail(unsendable));
         };
         // The destination: a UD WQE's address handle is looked up when the packet is built.
-        if !matches!(wqe.detail, WrDetail::Ud { .. }) && self.pri_av.is_none() {
+        if !matches!(wqe.detail, WrDetail::Ud { .. }) && self.eng.pri_av.is_none() {
             return Break(Exit::Fail(unsendable));
         }
         w.opcode = opcode;
         w.mask = op_info.mask;
-        w.needs_credit = qp.qp_type == QpType::Rc
+        w.needs_credit = self.qp.qp_type == QpType::Rc
             && w.mask.contains(Mask::START)
             // As C `check_init_depth`: an ATOMIC WRITE takes a credit too.
             && wqe
                 .mask
                 .intersects(WrMask::ATOMIC_OR_READ.union(WrMask::ATOMIC_WRITE))
             && !w.rd_atomic_credit;
-        if w.needs_credit && self.req.rd_atomic == 0 {
+        if w.needs_credit && self.eng.req.rd_atomic == 0 {
             return Break(Exit::Done(false));
         }
         Continue(())
@@ -348,15 +347,9 @@ impl Engine {
     /// next bytes of the WQE's data, routed, into `out` (C `rxe_xmit_packet`: sent once the
     /// engine lock is released), or lost (a datagram nobody can be sent to). Pushed here, not
     /// returned: each layer a packet is returned through moves it once more.
-    fn build(
-        &mut self,
-        qp: &Arc<QpShared>,
-        rcu: &rcu::Guard,
-        w: &mut Outgoing,
-        wqe: &SendWqe,
-        out: &mut Outbox,
-    ) -> Flow {
-        let out_has_skb = out.has_skb();
+    fn build(&mut self, w: &mut Outgoing, wqe: &SendWqe) -> Flow {
+        let qp = self.qp;
+        let out_has_skb = self.out.has_skb();
         let mtu = w.mtu;
         let mask = w.mask;
         let payload = if mask.contains(Mask::PAYLOAD) {
@@ -369,11 +362,13 @@ impl Engine {
         if mask.contains(Mask::READ) {
             w.npsn = (wqe.length - w.read_offset).div_ceil(mtu).max(1);
         }
-        self.req.noack_pkts += 1;
+        self.eng.req.noack_pkts += 1;
         let ack_req = qp.qp_type == QpType::Rc
-            && (end || self.req.noack_pkts > MAX_PKT_PER_ACK || self.req.rnr_probe == Some(w.psn));
+            && (end
+                || self.eng.req.noack_pkts > MAX_PKT_PER_ACK
+                || self.eng.req.rnr_probe == Some(w.psn));
         if ack_req {
-            self.req.noack_pkts = 0;
+            self.eng.req.noack_pkts = 0;
         }
         // The address: the primary path, or a UD WQE's address handle (by reference, not
         // copied: this runs for every packet).
@@ -383,14 +378,14 @@ impl Engine {
                 ud_av = qp.dev.ah(ah_num);
                 ud_av.as_deref()
             }
-            _ => self.pri_av.as_ref(),
+            _ => self.eng.pri_av.as_ref(),
         };
         let Some(av) = av else {
             return Break(Exit::Fail(RxeError::local_op(Cause::Check)));
         };
         let dest_qpn = match wqe.detail {
             WrDetail::Ud { remote_qpn, .. } => remote_qpn,
-            _ => self.attrs.dest_qp_num,
+            _ => self.eng.attrs.dest_qp_num,
         };
         let bth = Bth {
             opcode: w.opcode,
@@ -405,9 +400,9 @@ impl Engine {
             ..Default::default()
         };
         let mut hdrs = Headers::default();
-        self.request_headers(qp, w, wqe, &mut hdrs);
+        self.request_headers(w, wqe, &mut hdrs);
         // The payload: the next `payload` bytes of the WQE's data.
-        let slot = self.sq.slot(w.idx);
+        let slot = self.eng.sq.slot(w.idx);
         let by_reference = qp.qp_type == QpType::Rc
             && matches!(wqe.data, DataKind::Sges)
             && payload >= BY_REFERENCE_MIN;
@@ -415,12 +410,13 @@ impl Engine {
         let mut next = start;
         // Only a packet to this device may skip its skb: one for a wire costs no ring attempt.
         if qp.qp_type == QpType::Rc && qp.loops_back(av) {
-            let fill = |buf: &mut [u8]| copy_payload(qp, rcu, wqe, slot, &mut next, buf).is_ok();
+            let fill =
+                |buf: &mut [u8]| copy_payload(qp, self.rcu, wqe, slot, &mut next, buf).is_ok();
             if let Some(pkt) =
                 qp.deliver_request(av, bth, &hdrs, payload as usize, out_has_skb, fill)
             {
                 w.dma = next;
-                out.push(pkt);
+                self.out.push(pkt);
                 return Continue(());
             }
             next = start;
@@ -430,24 +426,41 @@ impl Engine {
                 });
                 if let Some(pkt) = pkt {
                     w.dma = next;
-                    out.push(pkt);
+                    self.out.push(pkt);
                     return Continue(());
                 }
                 next = start;
             }
         }
-        let res = qp.build_packet(av, bth, &hdrs, payload as usize, by_reference, |sink| {
-            next = start;
-            fill_payload(qp, rcu, wqe, slot, &mut next, sink)
-        });
+        let place = self.out.next_place();
+        let res = qp.build_packet(
+            av,
+            bth,
+            &hdrs,
+            Payload {
+                len: payload as usize,
+                by_reference,
+            },
+            place,
+            |sink| {
+                next = start;
+                fill_payload(qp, self.rcu, wqe, slot, &mut next, sink)
+            },
+        );
         w.dma = next;
+        self.push_built(res)
+    }
+
+    /// What [`Step::build`] built: the packet into the outbox, or what its failure does.
+    fn push_built(&mut self, res: core::result::Result<OutPacket, BuildError<RxeError>>) -> Flow {
+        let qp = self.qp;
         match res {
             Ok(pkt) => {
-                out.push(pkt);
+                self.out.push(pkt);
                 Continue(())
             }
             Err(BuildError::NoMemory) => {
-                qp.resume_later(self);
+                qp.resume_later(self.eng);
                 Break(Exit::Done(false))
             }
             // A datagram nobody can be sent to is lost on the way, as on hardware; C fails the
@@ -458,7 +471,7 @@ impl Engine {
             }
             Err(BuildError::Unsendable) => Break(Exit::Fail(RxeError::local_op(Cause::Unsendable))),
             // ODP pages not mapped: this packet again once they are.
-            Err(BuildError::Fill(e)) if qp.await_fault(self, Machine::Requester, &e) => {
+            Err(BuildError::Fill(e)) if qp.await_fault(self.eng, Machine::Requester, &e) => {
                 Break(Exit::Done(false))
             }
             Err(BuildError::Fill(e)) => Break(Exit::Fail(e)),
@@ -467,7 +480,7 @@ impl Engine {
 
     /// The extension headers of a request packet, from its WQE, into `hdrs` (none set): filled
     /// in place, where a returned `Headers` is copied out, once a packet.
-    fn request_headers(&self, qp: &QpShared, w: &Outgoing, wqe: &SendWqe, hdrs: &mut Headers) {
+    fn request_headers(&self, w: &Outgoing, wqe: &SendWqe, hdrs: &mut Headers) {
         let mask = w.mask;
         if mask.contains(Mask::RETH) {
             let (va, rkey, len) = match wqe.detail {
@@ -503,10 +516,13 @@ impl Engine {
         if mask.contains(Mask::DETH) {
             let qkey = match wqe.detail {
                 WrDetail::Ud { remote_qkey, .. } if remote_qkey & 0x8000_0000 == 0 => remote_qkey,
-                _ if qp.qp_type == QpType::Gsi => GSI_QKEY,
-                _ => self.attrs.qkey,
+                _ if self.qp.qp_type == QpType::Gsi => GSI_QKEY,
+                _ => self.eng.attrs.qkey,
             };
-            hdrs.deth = Some(Deth { qkey, sqp: qp.qpn });
+            hdrs.deth = Some(Deth {
+                qkey,
+                sqp: self.qp.qpn,
+            });
         }
         if mask.contains(Mask::ATMETH) {
             if let WrDetail::Atomic {
@@ -530,10 +546,10 @@ impl Engine {
     /// C `update_wqe_state`, `update_wqe_psn`, `update_state`: the progress of the packet sent: the
     /// WQE's PSN range and data cursor, its credit, the QP's next PSN and opcode, the next WQE once
     /// this one is all out, and (RC) the retransmit timer.
-    fn update(&mut self, qp: &Arc<QpShared>, w: &Outgoing, wqe: &SendWqe) {
+    fn update(&mut self, w: &Outgoing, wqe: &SendWqe) {
         let (mask, psn, npsn) = (w.mask, w.psn, w.npsn);
         let end = mask.contains(Mask::END);
-        let Some(info) = self.sq.info_mut(w.idx) else {
+        let Some(info) = self.eng.sq.info_mut(w.idx) else {
             return;
         };
         // A WQE's PSN range is fixed by its first transmission. A resend from its middle must
@@ -555,56 +571,56 @@ impl Engine {
         if end {
             info.state = WqeState::Pending;
             info.sent = true;
-            let signaled = wqe.send_flags & wqe::IB_SEND_SIGNALED != 0 || qp.sq_sig_all;
+            let signaled = wqe.send_flags & wqe::IB_SEND_SIGNALED != 0 || self.qp.sq_sig_all;
             if !decide::completes_unseen(wqe.mask, signaled) {
-                self.req.awaited = Some(psn_add(info.last_psn, 1));
+                self.eng.req.awaited = Some(psn_add(info.last_psn, 1));
             }
         }
         if w.needs_credit {
-            self.req.rd_atomic = self.req.rd_atomic.saturating_sub(1);
+            self.eng.req.rd_atomic = self.eng.req.rd_atomic.saturating_sub(1);
             info.rd_atomic_credit = true;
         }
-        self.req.psn = psn_add(psn, npsn);
-        self.req.opcode = Some(w.opcode);
+        self.eng.req.psn = psn_add(psn, npsn);
+        self.eng.req.opcode = Some(w.opcode);
         if end {
-            self.req.wqe_index = qp.sq.geometry().next_index(w.idx);
+            self.eng.req.wqe_index = self.qp.sq.geometry().next_index(w.idx);
         }
-        if qp.qp_type == QpType::Rc {
-            qp.request_sent(self);
+        if self.qp.qp_type == QpType::Rc {
+            self.request_sent();
         }
     }
 }
 
-impl QpShared {
+impl Step<'_> {
     /// `IB_EVENT_SQ_DRAINED` once, when in SQD every WQE the requester started has completed
     /// (acknowledged, on RC): the completer has caught up with the requester, which starts
     /// nothing new in SQD. (C compares PSNs, which a UD or UC send queue never matches.)
-    pub(crate) fn check_sq_drained(&self, eng: &mut Engine) {
-        if !eng.req.sq_draining
-            || eng.state() != QpState::Sqd
-            || eng.comp.consumer != eng.req.wqe_index
+    pub(crate) fn check_sq_drained(&mut self) {
+        if !self.eng.req.sq_draining
+            || self.eng.state() != QpState::Sqd
+            || self.eng.comp.consumer != self.eng.req.wqe_index
         {
             return;
         }
-        eng.req.sq_draining = false;
-        self.handle.event(crate::ib::handles::IbEvent::SqDrained);
+        self.eng.req.sq_draining = false;
+        self.qp.handle.event(crate::ib::handles::IbEvent::SqDrained);
     }
 
     /// Copies WQE `idx` out of the ring and validates it (once per post) into its [`WqeInfo`].
-    pub(crate) fn fetch_wqe(&self, eng: &mut Engine, idx: Index) {
+    pub(crate) fn fetch_wqe(&mut self, idx: Index) {
         let limits = SendLimits {
-            max_sge: self.cap.max_send_sge,
-            max_inline: self.cap.max_inline_data,
-            allow_kernel_only: !self.is_user,
+            max_sge: self.qp.cap.max_send_sge,
+            max_inline: self.qp.cap.max_inline_data,
+            allow_kernel_only: !self.qp.is_user,
         };
         // Parsed straight into the WQE's info: a `WqeInfo` made and moved in was two more copies
         // of the `SendWqe`.
-        let Some((slot, info)) = eng.sq.slot_and_info_mut(idx) else {
+        let Some((slot, info)) = self.eng.sq.slot_and_info_mut(idx) else {
             return;
         };
         *info = WqeInfo::default();
-        info.wqe = match self.sq.read_slot(idx, slot) {
-            Ok(()) => SendWqe::parse(slot, self.qp_type, limits).ok(),
+        info.wqe = match self.qp.sq.read_slot(idx, slot) {
+            Ok(()) => SendWqe::parse(slot, self.qp.qp_type, limits).ok(),
             Err(_) => None,
         };
         match &info.wqe {
@@ -620,11 +636,11 @@ impl QpShared {
 
     /// Marks WQE `idx` failed; the requester stops there, and the completer completes it with
     /// the error's status and errors the QP.
-    fn fail_wqe(&self, eng: &mut Engine, idx: Index, e: RxeError) {
-        if let Some(info) = eng.sq.info_mut(idx) {
+    fn fail_wqe(&mut self, idx: Index, e: RxeError) {
+        if let Some(info) = self.eng.sq.info_mut(idx) {
             info.state = WqeState::Error(e.status);
         }
-        eng.req.opcode = None;
+        self.eng.req.opcode = None;
     }
 }
 

@@ -34,12 +34,13 @@ use super::{
     packet_rings::PayloadRef,
     qp::{QpShared, SKBS_OUT_HIGH, SKBS_OUT_LOW},
     recv,
+    step::Step,
 };
 use crate::ib::handles::{with_bh_disabled, IbEvent};
 use crate::kernel_ext::timer::{jiffies, TimerOwner};
 use crate::net::{
     crc,
-    skb::{PayloadSink, Route, SkbQueue, TxOwner, TxSkb},
+    skb::{PayloadSink, Route, SkBuff, SkbQueue, TxOwner, TxSkb},
 };
 use crate::proto::{
     av::{AddressVector, GidIp, NetworkType},
@@ -127,6 +128,22 @@ fn icrc_in_pieces(skb: &mut TxSkb, ip_len: usize) -> bool {
     skb.set_icrc(icrc.to_le_bytes())
 }
 
+/// The payload of a packet to build: its length, and whether it may go by reference (page
+/// fragments of the memory it comes from, zero-copy).
+#[derive(Clone, Copy)]
+pub(crate) struct Payload {
+    pub(crate) len: usize,
+    pub(crate) by_reference: bool,
+}
+
+impl Payload {
+    /// A packet without payload.
+    pub(crate) const NONE: Self = Self {
+        len: 0,
+        by_reference: false,
+    };
+}
+
 /// Which way a looped-back packet goes: a request to its destination's responder, or a response
 /// to its destination's completer.
 #[derive(Clone, Copy)]
@@ -137,9 +154,10 @@ pub(crate) enum RingSide {
 
 impl QpShared {
     /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
-    /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`).
+    /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`), and `ip_id`
+    /// its IPv4 ID ([`Outbox::next_place`]).
     ///
-    /// With `by_reference`, `fill` is first asked to attach the payload as page fragments of the
+    /// With `payload.by_reference`, `fill` is first asked to attach the payload as page fragments of the
     /// memory it comes from (zero-copy); if any of it refuses, the packet is built again with
     /// the payload copied, so `fill` must start over each time it is called.
     pub(crate) fn build_packet<E>(
@@ -147,18 +165,22 @@ impl QpShared {
         av: &AddressVector,
         bth: Bth,
         hdrs: &Headers,
-        payload_len: usize,
-        by_reference: bool,
+        payload: Payload,
+        ip_id: u16,
         mut fill: impl FnMut(&mut PayloadSink<'_>) -> core::result::Result<(), E>,
     ) -> core::result::Result<OutPacket, BuildError<E>> {
-        if by_reference && payload_len > 0 {
-            match self.build_once(av, bth, hdrs, payload_len, true, &mut fill) {
+        if payload.by_reference && payload.len > 0 {
+            match self.build_once(av, bth, hdrs, payload, ip_id, &mut fill) {
                 Ok(pkt) => return Ok(pkt),
                 Err(Attempt::Failed(e)) => return Err(e),
                 Err(Attempt::Refused) => {}
             }
         }
-        self.build_once(av, bth, hdrs, payload_len, false, &mut fill)
+        let copied = Payload {
+            by_reference: false,
+            ..payload
+        };
+        self.build_once(av, bth, hdrs, copied, ip_id, &mut fill)
             .map_err(|e| match e {
                 Attempt::Failed(e) => e,
                 // Only a build by reference refuses.
@@ -321,8 +343,11 @@ impl QpShared {
         av: &AddressVector,
         mut bth: Bth,
         hdrs: &Headers,
-        payload_len: usize,
-        by_reference: bool,
+        Payload {
+            len: payload_len,
+            by_reference,
+        }: Payload,
+        ip_id: u16,
         fill: &mut impl FnMut(&mut PayloadSink<'_>) -> core::result::Result<(), E>,
     ) -> core::result::Result<OutPacket, Attempt<E>> {
         let Some(info) = opcode_info(bth.opcode) else {
@@ -365,6 +390,7 @@ impl QpShared {
             sport: self.src_port,
             traffic_class: av.grh.traffic_class,
             hop_limit: av.grh.hop_limit,
+            ip_id,
         };
         let Some(dst) = self.route_cache.get(netdev, ipv6, &saddr, &daddr) else {
             return Err(BuildError::Unsendable.into());
@@ -394,7 +420,12 @@ impl QpShared {
     /// Each is counted in [`QpShared::skbs_out`] until the stack lets go of it. `woken` takes
     /// the user QPs looped-back packets go to ([`QpShared::run_here`]).
     pub(crate) fn transmit(self: &Arc<Self>, packets: &mut Outbox, woken: &mut recv::Woken) {
-        for pkt in packets.drain() {
+        // Packets for the wire that follow each other in the outbox on one route go as one
+        // burst (`SkBuff::burst_append`): one trip through the IP layer, netfilter and the
+        // qdisc. A burst is sent once a packet cannot join it, or at the end; what else the
+        // outbox holds goes to other QPs of this device, in no order with it.
+        let mut burst: Option<(SkBuff, usize)> = None;
+        for (place, pkt) in packets.drain().enumerate() {
             let rxe = &*self.dev;
             rxe.count(Counter::SentPkts);
             let (mut skb, loopback) = match pkt {
@@ -422,13 +453,34 @@ impl QpShared {
                 if let Some(dev) = self.dev.device::<RxeDev>() {
                     recv::receive_on(dev, skb, recv::Origin::Loopback, Some(&mut *woken));
                 }
-            } else {
-                self.skbs_out.fetch_add(1, Ordering::SeqCst);
-                skb.set_tx_owner(self.clone());
-                if skb.xmit().is_err() {
-                    rxe.count(Counter::SendErr);
-                }
+                continue;
             }
+            self.skbs_out.fetch_add(1, Ordering::SeqCst);
+            skb.set_tx_owner(self.clone());
+            burst = match burst.take() {
+                Some((mut head, last)) if last + 1 == place => match head.burst_append(skb) {
+                    Ok(()) => Some((head, place)),
+                    Err(skb) => {
+                        self.send(head);
+                        Some((skb, place))
+                    }
+                },
+                Some((head, _)) => {
+                    self.send(head);
+                    Some((skb, place))
+                }
+                None => Some((skb, place)),
+            };
+        }
+        if let Some((head, _)) = burst {
+            self.send(head);
+        }
+    }
+
+    /// Hands a packet or a burst to the IP layer.
+    fn send(&self, skb: SkBuff) {
+        if skb.xmit().is_err() {
+            self.dev.count(Counter::SendErr);
         }
     }
 
@@ -521,61 +573,7 @@ impl QpShared {
         let more = {
             let rcu = rcu::read_lock();
             let mut eng = self.eng.lock();
-            // A machine steps again only when it has more: a call that finds nothing costs
-            // more than the question. The requester goes on within a message only (perftest
-            // rings a doorbell per WQE, whose inline run takes it).
-            let mut progress = false;
-            for _ in 0..Outbox::CAPACITY {
-                if !eng.responder(self, &rcu, &mut out) {
-                    break;
-                }
-                progress = true;
-                if eng.responder_idle(self) {
-                    break;
-                }
-            }
-            for _ in 0..Outbox::CAPACITY {
-                if !self.completer(&mut eng, &rcu, &mut out) {
-                    break;
-                }
-                progress = true;
-                if !self.responses_waiting() {
-                    break;
-                }
-            }
-            let mut requested = false;
-            for _ in 0..Outbox::CAPACITY {
-                if !eng.requester(self, &rcu, &mut out) {
-                    break;
-                }
-                requested = true;
-                if !eng.mid_message() {
-                    break;
-                }
-            }
-            progress |= requested;
-            // As C's sender, which runs its completer right after its requester: a WQE the
-            // requester finished without a response (a local operation, a WQE failed here, an
-            // unreliable send) completes in this step, not after the next step's responder,
-            // which could move the QP to error first and flush it.
-            if requested && self.head_completes_alone(&eng) {
-                self.completer(&mut eng, &rcu, &mut out);
-            }
-            // Whether the ACKs looped back to this QP may wait for its next run: published,
-            // when it changes, under the ACK ring's lock its producers read it under. ACKs
-            // left there while they could wait are taken by a next step once they cannot.
-            let quiet = eng.acks_may_wait(self);
-            let mut acks_left = false;
-            if quiet != self.acks_quiet.load(Ordering::Relaxed) {
-                acks_left = self.responses.ring.with(|r| {
-                    self.acks_quiet.store(quiet, Ordering::Relaxed);
-                    !quiet && !r.is_empty()
-                });
-            }
-            (progress || acks_left)
-                && !(eng.responder_idle(self)
-                    && self.completer_idle(&eng)
-                    && eng.requester_idle(self))
+            Step::new(self, &mut eng, &rcu, &mut out).machines()
         };
         self.transmit(&mut out, woken);
         more

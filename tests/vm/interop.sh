@@ -13,6 +13,9 @@
 # server's MR allows at both selectivity levels, RDMA READ back; FLUSHes with a wrong rkey, of
 # type PERSISTENT to a FLUSH_GLOBAL-only MR, and of a range past the MR's end must complete
 # REM_ACCESS_ERR; the server checks its MRs byte for byte and its QPs' states);
+# then bursts on the wire: eth0 captured whole on both VMs while messages of 2, 3, 5 and 64
+# packets go each way, every RoCEv2 packet of the capture checked as a receiver would (lengths,
+# IP checksum, ICRC: py/pcap_icrc.py), and on the rs side fewer IP sends than packets sent;
 # then, between GIDs of IPv6 addresses, ibv_rc_pingpong, ibv_ud_pingpong and rping; then, with
 # netem loss 2% on both eth0 (bare ACKs/NAKs spared: lib.sh netem_data), ib_read_bw and
 # ib_atomic_bw each way, and the retransmission counters must have moved.
@@ -159,6 +162,22 @@ hello() {
 	echo "peer says: $line"
 	[ "$line" = "hello $other $PEER_DRIVER" ]
 }
+# ip_out_requests: the IPv4 packets (or bursts) handed to ip_local_out so far (Ip OutRequests).
+ip_out_requests() {
+	awk '$1 == "Ip:" && $2 ~ /^[0-9]+$/ {print $11}' /proc/net/snmp
+}
+# start_capture / stop_capture: tcpdump of RoCEv2 on eth0 to /tmp/bursts.pcap, whole packets.
+start_capture() {
+	tcpdump -i eth0 -s 0 -B 16384 -U -w /tmp/bursts.pcap udp port 4791 >/tmp/bursts.log 2>&1 &
+	capture_pid=$!
+	wait_until 10 "grep -q listening /tmp/bursts.log"
+}
+stop_capture() {
+	sleep 1
+	kill "$capture_pid" && wait "$capture_pid"
+	cat /tmp/bursts.log
+	grep -qx "0 packets dropped by kernel" /tmp/bursts.log
+}
 # loss_counters: this side's counters that move on a loss, summed.
 loss_counters() {
 	local k s=0
@@ -213,6 +232,32 @@ for s in b a; do
 		python3 "$pyd/flush_aw_pair.py" server rxe0 "$gid" "$port" -- \
 		python3 "$pyd/flush_aw_pair.py" client rxe0 "$gid" "$(addr "$s")" "$port"
 done
+
+# Bursts: the packets rxe-rs builds in one step for one route go through its IP layer, netfilter
+# and qdisc as one skb, cut back into them before the device (Documentation/data-path.md,
+# "Bursts on the wire"). Each side captures eth0 whole while messages of 2, 3, 5 and 64 packets
+# go both ways (WRITE, READ responses, SEND), and checks every RoCEv2 packet captured as a
+# receiver would (py/pcap_icrc.py: IP and UDP lengths, IP checksum, ICRC). On the rs side the
+# IP layer must have taken fewer sends than rxe0 sent packets.
+check "tcpdump of eth0, whole RoCEv2 packets" start_capture
+ip_before=$(ip_out_requests) sent_before=$(counter rxe0/1 sent_pkts)
+for s in b a; do
+	for size in 2048 3072 5120; do
+		pingpong "$s" ibv_rc_pingpong -m 1024 -s "$size" -n 10
+	done
+	perf "$s" ib_write_bw -m 1024 -s 65536 -n 10
+	perf "$s" ib_read_bw -m 1024 -s 65536 -n 10
+	perf "$s" ib_send_bw -m 1024 -s 65536 -n 10
+done
+ip_sends=$(($(ip_out_requests) - ip_before)) sent=$(($(counter rxe0/1 sent_pkts) - sent_before))
+check "capture stopped" stop_capture
+check "every RoCEv2 packet of the capture well formed, its ICRC right (pcap_icrc.py)" \
+	python3 "$pyd/pcap_icrc.py" /tmp/bursts.pcap
+if [ "$DRIVER" = rs ]; then
+	check "bursts: $sent packets sent in $ip_sends IP sends (at least 1.5 packets a send)" \
+		test $((2 * sent)) -ge $((3 * ip_sends))
+fi
+rm -f /tmp/bursts.pcap
 
 # IPv6: GIDs of addresses fd02::a and fd02::b on eth0, so packets go in IPv6 and each driver
 # checks the other's ICRC over the masked IPv6 header. The pingpongs' TCP exchange stays on IPv4.
