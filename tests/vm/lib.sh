@@ -215,21 +215,32 @@ peer_served() {
 # `timeout TIMEOUT`. Starts the server in the background, polls the command string READY (e.g.
 # "tcp_listening 18515", or "sleep 2") for up to 30 s, runs the client, then waits for the
 # server, which is stopped at once if the client failed. Prints the client's output, then the
-# server's prefixed "[server] ". Succeeds only if both exit 0.
+# server's prefixed "[server] ". Succeeds only if both exit 0. With SERVE_ON_STALL set (a
+# command), it runs 3 s before the timeout while both are still up, and its output (a few lines)
+# is printed last, prefixed "[stalled] ", if the client then fails: the state of a hung exchange.
 serve() {
-	local t=$1 ready=$2 srv=() pid rc src
+	local t=$1 ready=$2 srv=() pid rc src watch=
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	spawn_ready "$t" "$ready" /tmp/serve.log "${srv[@]}"
 	pid=$SPAWNED_PID
+	rm -f /tmp/serve.stall
+	if [ -n "${SERVE_ON_STALL:-}" ] && [ "$t" -gt 3 ]; then
+		# Its own output only, so that no pipe of the caller's waits on its sleep.
+		(sleep $((t - 3)) && eval "$SERVE_ON_STALL") >/tmp/serve.stall 2>&1 </dev/null &
+		watch=$!
+	fi
 	bounded "$t" "$@"
 	rc=$?
+	[ -z "$watch" ] || { kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null; }
 	[ "$rc" = 0 ] || { echo "client exit $rc"; kill "$pid" 2>/dev/null; }
 	wait "$pid"
 	src=$?
 	sed 's/^/[server] /' /tmp/serve.log
 	[ "$src" = 0 ] || echo "server exit $src"
+	# Last, so that a failed check's tail (expect's 20 lines) holds it.
+	[ "$rc" = 0 ] || [ ! -s /tmp/serve.stall ] || sed 's/^/[stalled] /' /tmp/serve.stall
 	[ "$rc" = 0 ] && [ "$src" = 0 ]
 }
 

@@ -114,6 +114,16 @@ softnet_drops() {
 	echo "$n"
 }
 
+# stall_state: what a hung exchange is waiting on (serve's SERVE_ON_STALL): backlog drops, every rxe
+# device's counters (shared rdma netns mode shows them all), the QPs with their PSNs, the veths.
+stall_state() {
+	echo "softnet drops since boot: $(softnet_drops)"
+	rdma statistic show
+	rdma -d res show qp
+	ip -s -o link show veth0 2>/dev/null && ip netns exec rxens ip -s -o link show veth1
+}
+SERVE_ON_STALL=stall_state
+
 case " $TOPOS " in *" loopback "*)
 check "rdma link add rxe0 type rxe netdev eth0" rdma link add rxe0 type rxe netdev eth0
 matrix loopback rxe0 rxe0 "${IP:-10.0.2.15}" "${IP:-10.0.2.15}"
