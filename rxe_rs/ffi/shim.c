@@ -26,6 +26,8 @@
 #include <net/ipv6.h>
 #include <net/ip6_route.h>
 #include <net/udp.h>
+#include <net/gro.h>
+#include <net/udp_tunnel.h>
 #include "rxe_rs_ffi.h"
 
 const char *rxe_rs_netdev_name(const struct net_device *ndev)
@@ -99,6 +101,84 @@ void rxe_rs_eth_random_addr(u8 *addr)
 	eth_random_addr(addr);
 }
 
+/*
+ * Bursts on receive: the RoCEv2 packets of one flow that one NAPI poll brings (the same
+ * addresses and ports, matched by inet_gro_receive and udp_gro_receive; the same TTL, TOS and
+ * DF; IPv4 IDs that count up by one) are chained as a fraglist GRO skb, laid out as
+ * skb_gro_receive_list lays one out. The chain goes through ip_rcv, netfilter's input hooks,
+ * the route and the socket lookup once. The socket does not accept fraglist skbs, so
+ * udp_queue_rcv_skb cuts the chain back (udp_rcv_segment: skb_segment_list) into the packets
+ * as they came, each with its own IP and UDP header (inet_gso_segment rebuilds each IPv4 ID as
+ * the head's plus its place, which the ID rule above makes the ID it had: the ICRC covers it),
+ * and encap_rcv takes each alone. Not while a packet tap is open on the device: a capture sees
+ * every packet as it was on the wire (its taps run after GRO).
+ */
+static bool rxe_rs_gro_same_net(const void *nh, const void *nh2, u16 count)
+{
+	const struct iphdr *iph = nh, *iph2 = nh2;
+
+	if (iph->version == 6)
+		return !ipv6_gro_flush(nh, nh2);
+	/* All but the length, checksum and ID the same; the ID the held packet's plus its place. */
+	return !((iph->ttl ^ iph2->ttl) | (iph->tos ^ iph2->tos) |
+		 ((iph->frag_off ^ iph2->frag_off) & htons(IP_DF))) &&
+	       ntohs(iph->id) == (u16)(ntohs(iph2->id) + count);
+}
+
+static struct sk_buff *rxe_rs_gro_receive(struct sock *sk, struct list_head *head,
+					  struct sk_buff *skb)
+{
+	/* The outer network header: udp_gro_receive has set encap_mark before this call. */
+	const unsigned int nhoff = NAPI_GRO_CB(skb)->network_offsets[0];
+	const void *nh;
+	struct sk_buff *p;
+
+	if (NAPI_GRO_CB(skb)->flush || dev_nit_active_rcu(skb->dev))
+		return NULL;
+	nh = skb_gro_may_pull(skb, skb_gro_offset(skb)) ? skb_gro_header_fast(skb, nhoff) :
+							  skb->data + nhoff;
+	list_for_each_entry(p, head, list) {
+		if (!NAPI_GRO_CB(p)->same_flow)
+			continue;
+		/* A held packet of this flow has its headers where this one has them. */
+		if (!rxe_rs_gro_same_net(nh, p->data + nhoff, NAPI_GRO_CB(p)->count) ||
+		    skb->ip_summed != p->ip_summed || skb->csum_level != p->csum_level ||
+		    p->len + skb->len >= 65536)
+			return p;
+		if (!pskb_may_pull(skb, skb_gro_offset(skb))) {
+			NAPI_GRO_CB(skb)->flush = 1;
+			return NULL;
+		}
+		skb_set_network_header(skb, nhoff);
+		if (NAPI_GRO_CB(p)->last == p)
+			skb_shinfo(p)->frag_list = skb;
+		else
+			NAPI_GRO_CB(p)->last->next = skb;
+		skb_pull(skb, skb_gro_offset(skb));
+		NAPI_GRO_CB(p)->last = skb;
+		NAPI_GRO_CB(p)->count++;
+		p->data_len += skb->len;
+		p->truesize += skb->truesize;
+		p->len += skb->len;
+		skb->destructor = NULL;
+		skb->sk = NULL;
+		skb_shinfo(p)->flags |= skb_shinfo(skb)->flags & SKBFL_SHARED_FRAG;
+		NAPI_GRO_CB(skb)->same_flow = 1;
+		/* As UDP GRO: a chain of at most 64 packets. */
+		return NAPI_GRO_CB(p)->count >= 64 ? p : NULL;
+	}
+	return NULL;
+}
+
+/* A chain of whole packets for the UDP layer to cut back (gso_size: the first one's length). */
+static int rxe_rs_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
+{
+	skb->encapsulation = 0;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_segs = NAPI_GRO_CB(skb)->count;
+	return 0;
+}
+
 struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
 				      int (*encap_rcv)(struct sock *sk, struct sk_buff *skb))
 {
@@ -119,6 +199,8 @@ struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
 		return ERR_PTR(err);
 	tnl_cfg.encap_type = 1;
 	tnl_cfg.encap_rcv = encap_rcv;
+	tnl_cfg.gro_receive = rxe_rs_gro_receive;
+	tnl_cfg.gro_complete = rxe_rs_gro_complete;
 	setup_udp_tunnel_sock(net, sock->sk, &tnl_cfg);
 	return sock;
 }

@@ -35,8 +35,8 @@ pub(crate) struct Route<'a> {
     pub(crate) sport: u16,
     pub(crate) traffic_class: u8,
     pub(crate) hop_limit: u8,
-    /// The IPv4 header's ID: the packet's place among the packets a burst may chain
-    /// ([`SkBuff::burst_append`]).
+    /// The IPv4 header's ID: consecutive over the packets a burst may chain
+    /// ([`SkBuff::burst_append`]) and the chains a receiver's GRO may make.
     pub(crate) ip_id: u16,
 }
 

@@ -42,6 +42,10 @@ pub(crate) struct Engine {
     pub(crate) sq: SendQueue,
     /// RC or UC (path MTU, PSN checks).
     connected: bool,
+    /// The IPv4 ID of the first packet the next step builds: the QP's packets count up by one
+    /// from step to step, so that a receiver's GRO may chain them past a step's burst
+    /// (`ffi/shim.c`, bursts on receive).
+    pub(crate) next_ip_id: u16,
 }
 
 impl Engine {
@@ -57,6 +61,7 @@ impl Engine {
             resp: RespState::default(),
             sq: SendQueue::new(sq)?,
             connected,
+            next_ip_id: 0,
         };
         eng.decode_attrs();
         Ok(eng)

@@ -51,6 +51,8 @@ pub(crate) struct Outbox {
     len: usize,
     /// One of them is an skb (asked for every packet built: kept, not searched for).
     skbs: bool,
+    /// The IPv4 ID of the first packet ([`Engine::next_ip_id`](super::engine::Engine)).
+    first_ip_id: u16,
 }
 
 impl Outbox {
@@ -62,7 +64,13 @@ impl Outbox {
             packets: [const { None }; Outbox::CAPACITY],
             len: 0,
             skbs: false,
+            first_ip_id: 0,
         }
+    }
+
+    /// Builds the first packet with IPv4 ID `id` (the next ones count up from it).
+    pub(super) fn start_ip_ids_at(&mut self, id: u16) {
+        self.first_ip_id = id;
     }
 
     /// Queues `pkt`; `false` if the outbox is full (the caller retries next step). Inlined: a
@@ -83,10 +91,11 @@ impl Outbox {
         self.len < self.packets.len()
     }
 
-    /// The place the next packet takes: the IPv4 ID it is built with, so that packets of a
-    /// step that follow each other on one route may go as one burst (`SkBuff::burst_append`).
+    /// The IPv4 ID the next packet is built with: the first one's plus its place, so that
+    /// packets of a step that follow each other on one route may go as one burst
+    /// (`SkBuff::burst_append`).
     pub(crate) fn next_place(&self) -> u16 {
-        self.len as u16
+        self.first_ip_id.wrapping_add(self.len as u16)
     }
 
     /// Whether it holds a packet that is an skb.

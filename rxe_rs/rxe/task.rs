@@ -573,7 +573,10 @@ impl QpShared {
         let more = {
             let rcu = rcu::read_lock();
             let mut eng = self.eng.lock();
-            Step::new(self, &mut eng, &rcu, &mut out).machines()
+            out.start_ip_ids_at(eng.next_ip_id);
+            let more = Step::new(self, &mut eng, &rcu, &mut out).machines();
+            eng.next_ip_id = out.next_place();
+            more
         };
         self.transmit(&mut out, woken);
         more
