@@ -94,7 +94,7 @@ impl Outbox {
     /// The IPv4 ID the next packet is built with: the first one's plus its place, so that
     /// packets of a step that follow each other on one route may go as one burst
     /// (`SkBuff::burst_append`).
-    pub(crate) fn next_place(&self) -> u16 {
+    pub(crate) fn next_ip_id(&self) -> u16 {
         self.first_ip_id.wrapping_add(self.len as u16)
     }
 

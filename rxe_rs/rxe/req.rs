@@ -432,7 +432,7 @@ impl Step<'_> {
                 next = start;
             }
         }
-        let place = self.out.next_place();
+        let ip_id = self.out.next_ip_id();
         let res = qp.build_packet(
             av,
             bth,
@@ -441,7 +441,7 @@ impl Step<'_> {
                 len: payload as usize,
                 by_reference,
             },
-            place,
+            ip_id,
             |sink| {
                 next = start;
                 fill_payload(qp, self.rcu, wqe, slot, &mut next, sink)

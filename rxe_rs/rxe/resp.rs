@@ -822,7 +822,7 @@ impl Step<'_> {
                     RingSide::Responses,
                 )
             });
-        let place = self.out.next_place();
+        let ip_id = self.out.next_ip_id();
         let res = match referenced {
             Some(pkt) => Ok(pkt),
             None => self.qp.build_packet(
@@ -833,7 +833,7 @@ impl Step<'_> {
                     len: len as usize,
                     by_reference,
                 },
-                place,
+                ip_id,
                 |sink| {
                     let Some(mr) = mr else { return Ok(()) };
                     if let Some(buf) = sink.copy_buf() {
@@ -919,11 +919,11 @@ impl Step<'_> {
     }
 
     /// A packet of headers only to `av` (an ACK, an atomic acknowledge, a zero-length read
-    /// response), built for the outbox's next place; `None` if none could be built.
+    /// response), built with the outbox's next IPv4 ID; `None` if none could be built.
     fn headers_only(&self, av: &AddressVector, bth: Bth, hdrs: &Headers) -> Option<OutPacket> {
-        let place = self.out.next_place();
+        let ip_id = self.out.next_ip_id();
         self.qp
-            .build_packet::<()>(av, bth, hdrs, Payload::NONE, place, |_| Ok(()))
+            .build_packet::<()>(av, bth, hdrs, Payload::NONE, ip_id, |_| Ok(()))
             .ok()
     }
 

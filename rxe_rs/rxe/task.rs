@@ -155,7 +155,7 @@ pub(crate) enum RingSide {
 impl QpShared {
     /// Builds a packet to `av`: `bth` (pad filled in), `hdrs`, and `payload_len` bytes given by
     /// `fill`; routed, with its ICRC (`rxe_init_packet` … `rxe_icrc_generate`), and `ip_id`
-    /// its IPv4 ID ([`Outbox::next_place`]).
+    /// its IPv4 ID ([`Outbox::next_ip_id`]).
     ///
     /// With `payload.by_reference`, `fill` is first asked to attach the payload as page fragments of the
     /// memory it comes from (zero-copy); if any of it refuses, the packet is built again with
@@ -575,7 +575,7 @@ impl QpShared {
             let mut eng = self.eng.lock();
             out.start_ip_ids_at(eng.next_ip_id);
             let more = Step::new(self, &mut eng, &rcu, &mut out).machines();
-            eng.next_ip_id = out.next_place();
+            eng.next_ip_id = out.next_ip_id();
             more
         };
         self.transmit(&mut out, woken);
