@@ -104,14 +104,14 @@ void rxe_rs_eth_random_addr(u8 *addr)
 /*
  * Bursts on receive: the RoCEv2 packets of one flow that one NAPI poll brings (the same
  * addresses and ports, matched by inet_gro_receive and udp_gro_receive; the same TTL, TOS and
- * DF; IPv4 IDs that count up by one) are chained as a fraglist GRO skb, laid out as
- * skb_gro_receive_list lays one out. The chain goes through ip_rcv, netfilter's input hooks,
- * the route and the socket lookup once. The socket does not accept fraglist skbs, so
- * udp_queue_rcv_skb cuts the chain back (udp_rcv_segment: skb_segment_list) into the packets
- * as they came, each with its own IP and UDP header (inet_gso_segment rebuilds each IPv4 ID as
- * the head's plus its place, which the ID rule above makes the ID it had: the ICRC covers it),
- * and encap_rcv takes each alone. Not while a packet tap is open on the device: a capture sees
- * every packet as it was on the wire (its taps run after GRO).
+ * DF; IPv4 IDs that count up by one; UDP checksum zero, as RoCEv2 senders send it) are chained
+ * as a fraglist GRO skb, laid out as skb_gro_receive_list lays one out. The chain goes through
+ * ip_rcv, netfilter's input hooks, the route and the socket lookup once and reaches encap_rcv
+ * whole (the sockets accept GSO skbs, as vxlan's and geneve's do), where rxe_rs_encap_rcv
+ * takes it apart into the packets as they came, each with its own IP and UDP header (the ICRC
+ * covers them), and gives each to the driver. Forwarded instead, the chain is cut back by
+ * skb_segment_list at the output as any UDP fraglist GRO skb. Not while a packet tap is open
+ * on the device: a capture sees every packet as it was on the wire (its taps run after GRO).
  */
 static bool rxe_rs_gro_same_net(const void *nh, const void *nh2, u16 count)
 {
@@ -123,6 +123,15 @@ static bool rxe_rs_gro_same_net(const void *nh, const void *nh2, u16 count)
 	return !((iph->ttl ^ iph2->ttl) | (iph->tos ^ iph2->tos) |
 		 ((iph->frag_off ^ iph2->frag_off) & htons(IP_DF))) &&
 	       ntohs(iph->id) == (u16)(ntohs(iph2->id) + count);
+}
+
+/* The UDP checksum of the packet whose network header is nh (the UDP header just before the
+ * GRO offset, which is the same for every packet of the flow). */
+static __sum16 rxe_rs_gro_udp_check(const void *nh, unsigned int nhoff, struct sk_buff *skb)
+{
+	const struct udphdr *uh = nh + (skb_gro_offset(skb) - nhoff - sizeof(struct udphdr));
+
+	return uh->check;
 }
 
 static struct sk_buff *rxe_rs_gro_receive(struct sock *sk, struct list_head *head,
@@ -143,6 +152,8 @@ static struct sk_buff *rxe_rs_gro_receive(struct sock *sk, struct list_head *hea
 		/* A held packet of this flow has its headers where this one has them. */
 		if (!rxe_rs_gro_same_net(nh, p->data + nhoff, NAPI_GRO_CB(p)->count) ||
 		    skb->ip_summed != p->ip_summed || skb->csum_level != p->csum_level ||
+		    rxe_rs_gro_udp_check(nh, nhoff, skb) ||
+		    rxe_rs_gro_udp_check(p->data + nhoff, nhoff, skb) ||
 		    p->len + skb->len >= 65536)
 			return p;
 		if (!pskb_may_pull(skb, skb_gro_offset(skb))) {
@@ -170,12 +181,67 @@ static struct sk_buff *rxe_rs_gro_receive(struct sock *sk, struct list_head *hea
 	return NULL;
 }
 
-/* A chain of whole packets for the UDP layer to cut back (gso_size: the first one's length). */
+/* A chain of whole packets (gso_size: the first one's UDP payload); UDP_TUNNEL, set by
+ * udp_gro_complete, lets it pass the UDP layer to encap_rcv whole; UDP_L4 | FRAGLIST without
+ * encapsulation cut it back with skb_segment_list wherever it is segmented. */
 static int rxe_rs_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
 {
 	skb->encapsulation = 0;
-	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_type |= SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	skb_shinfo(skb)->gso_segs = NAPI_GRO_CB(skb)->count;
+	return 0;
+}
+
+typedef int (*rxe_rs_rcv_fn)(struct sock *sk, struct sk_buff *skb);
+
+/* The driver's receive function, one for every tunnel socket (set before the first opens). */
+static rxe_rs_rcv_fn rxe_rs_rcv;
+
+/*
+ * The tunnel sockets' encap_rcv (skb->data at the UDP header): a packet goes to the driver's
+ * receive function; a chain of rxe_rs_gro_receive is taken apart first, and its packets go in
+ * the order they came. The head gets its own lengths back in its IP and UDP headers (GRO wrote
+ * the chain's there); the others hang in its frag_list whole, data at their UDP payload. Any
+ * other GSO skb is not RoCEv2 (no RoCEv2 sender segments at the receiver) and is dropped.
+ */
+static int rxe_rs_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	rxe_rs_rcv_fn rcv = READ_ONCE(rxe_rs_rcv);
+	struct sk_buff *list, *p, *next;
+	struct net_device *dev;
+	unsigned int len;
+
+	if (likely(!skb_is_gso(skb)))
+		return rcv(sk, skb);
+	list = skb_shinfo(skb)->frag_list;
+	if (!(skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST) || !list) {
+		kfree_skb(skb);
+		return 0;
+	}
+	skb_shinfo(skb)->frag_list = NULL;
+	skb_list_walk_safe(list, p, next) {
+		skb->len -= p->len;
+		skb->data_len -= p->len;
+		skb->truesize -= p->truesize;
+	}
+	skb_gso_reset(skb);
+	len = skb->len;
+	((struct udphdr *)skb->data)->len = htons(len);
+	if (ip_hdr(skb)->version == 4) {
+		ip_hdr(skb)->tot_len = htons(len + ip_hdrlen(skb));
+		ip_send_check(ip_hdr(skb));
+	} else {
+		ipv6_hdr(skb)->payload_len = htons(len);
+	}
+	dev = skb->dev;
+	rcv(sk, skb);
+	skb_list_walk_safe(list, p, next) {
+		skb_mark_not_on_list(p);
+		p->dev = dev;
+		__skb_push(p, sizeof(struct udphdr));
+		skb_reset_transport_header(p);
+		rcv(sk, p);
+	}
 	return 0;
 }
 
@@ -197,11 +263,13 @@ struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
 	err = udp_sock_create(net, &udp_cfg, &sock);
 	if (err < 0)
 		return ERR_PTR(err);
+	WRITE_ONCE(rxe_rs_rcv, encap_rcv);
 	tnl_cfg.encap_type = 1;
-	tnl_cfg.encap_rcv = encap_rcv;
+	tnl_cfg.encap_rcv = rxe_rs_encap_rcv;
 	tnl_cfg.gro_receive = rxe_rs_gro_receive;
 	tnl_cfg.gro_complete = rxe_rs_gro_complete;
 	setup_udp_tunnel_sock(net, sock->sk, &tnl_cfg);
+	udp_allow_gso(sock->sk);
 	return sock;
 }
 
