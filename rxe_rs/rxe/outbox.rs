@@ -57,7 +57,7 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     /// The most packets a step builds.
-    pub(crate) const CAPACITY: usize = 4;
+    pub(crate) const CAPACITY: usize = 16;
 
     pub(super) fn new() -> Self {
         Self {
