@@ -37,7 +37,8 @@ int rxe_rs_ib_no_udata_io(struct ib_udata *udata);
 unsigned int rxe_rs_num_possible_cpus(void);
 void rxe_rs_eth_random_addr(u8 *addr);
 
-/* UDP tunnel socket on the RoCEv2 port (rxe_setup_udp_tunnel), and its release. */
+/* UDP tunnel socket on the RoCEv2 port (rxe_setup_udp_tunnel), and its release. encap_rcv
+ * gets a list of packets of one flow from one device, linked by skb->next. */
 struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
 				      int (*encap_rcv)(struct sock *sk, struct sk_buff *skb));
 void rxe_rs_udp_tunnel_close(struct socket *sock);
@@ -89,6 +90,7 @@ int rxe_rs_skb_attach_page(struct sk_buff *skb, struct page *page, unsigned int 
 u8 *rxe_rs_skb_attach_trailer(struct sk_buff *skb, unsigned int len);
 unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len);
 struct net_device *rxe_rs_skb_dev(struct sk_buff *skb);
+struct sk_buff *rxe_rs_skb_take_next(struct sk_buff *skb);
 void rxe_rs_consume_skb(struct sk_buff *skb);
 void rxe_rs_skb_set_tx_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
 void *rxe_rs_skb_tx_destructor_arg(struct sk_buff *skb);

@@ -198,31 +198,36 @@ typedef int (*rxe_rs_rcv_fn)(struct sock *sk, struct sk_buff *skb);
 static rxe_rs_rcv_fn rxe_rs_rcv;
 
 /*
- * The tunnel sockets' encap_rcv (skb->data at the UDP header): a packet goes to the driver's
- * receive function; a chain of rxe_rs_gro_receive is taken apart first, and its packets go in
- * the order they came. The head gets its own lengths back in its IP and UDP headers (GRO wrote
- * the chain's there); the others hang in its frag_list whole, data at their UDP payload. Any
- * other GSO skb is not RoCEv2 (no RoCEv2 sender segments at the receiver) and is dropped.
+ * The tunnel sockets' encap_rcv (skb->data at the UDP header): the driver's receive function
+ * gets a list of packets linked by skb->next, one packet or a chain of rxe_rs_gro_receive
+ * taken apart, in the order they came. The head gets its own lengths back in its IP and UDP
+ * headers (GRO wrote the chain's there); the others hang in its frag_list whole, data at their
+ * UDP payload. Any other GSO skb is not RoCEv2 (no RoCEv2 sender segments at the receiver) and
+ * is dropped.
  */
 static int rxe_rs_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	rxe_rs_rcv_fn rcv = READ_ONCE(rxe_rs_rcv);
-	struct sk_buff *list, *p, *next;
-	struct net_device *dev;
+	struct sk_buff *list, *p;
 	unsigned int len;
 
-	if (likely(!skb_is_gso(skb)))
+	if (likely(!skb_is_gso(skb))) {
+		skb->next = NULL;
 		return rcv(sk, skb);
+	}
 	list = skb_shinfo(skb)->frag_list;
 	if (!(skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST) || !list) {
 		kfree_skb(skb);
 		return 0;
 	}
 	skb_shinfo(skb)->frag_list = NULL;
-	skb_list_walk_safe(list, p, next) {
+	for (p = list; p; p = p->next) {
 		skb->len -= p->len;
 		skb->data_len -= p->len;
 		skb->truesize -= p->truesize;
+		p->dev = skb->dev;
+		__skb_push(p, sizeof(struct udphdr));
+		skb_reset_transport_header(p);
 	}
 	skb_gso_reset(skb);
 	len = skb->len;
@@ -233,16 +238,8 @@ static int rxe_rs_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	} else {
 		ipv6_hdr(skb)->payload_len = htons(len);
 	}
-	dev = skb->dev;
-	rcv(sk, skb);
-	skb_list_walk_safe(list, p, next) {
-		skb_mark_not_on_list(p);
-		p->dev = dev;
-		__skb_push(p, sizeof(struct udphdr));
-		skb_reset_transport_header(p);
-		rcv(sk, p);
-	}
-	return 0;
+	skb->next = list;
+	return rcv(sk, skb);
 }
 
 struct socket *rxe_rs_udp_tunnel_open(struct net *net, bool ipv6,
@@ -747,6 +744,15 @@ unsigned char *rxe_rs_skb_network_header(struct sk_buff *skb, unsigned int *len)
 struct net_device *rxe_rs_skb_dev(struct sk_buff *skb)
 {
 	return skb->dev;
+}
+
+/* The packet after skb in a list linked by skb->next (NULL at the end), unlinked. */
+struct sk_buff *rxe_rs_skb_take_next(struct sk_buff *skb)
+{
+	struct sk_buff *next = skb->next;
+
+	skb_mark_not_on_list(skb);
+	return next;
 }
 
 void rxe_rs_consume_skb(struct sk_buff *skb)

@@ -539,6 +539,42 @@ impl Drop for SkBuff {
     }
 }
 
+/// Packets linked by `skb->next`, owned: each taken in turn by iterating, those left freed on
+/// drop.
+pub(crate) struct SkbList(Option<SkBuff>);
+
+impl SkbList {
+    /// Takes ownership of the list that starts at `skb`.
+    ///
+    /// # Safety
+    ///
+    /// `skb` is null or a valid socket buffer, the first of a list linked by `next` and ended by
+    /// a null `next`, whose ownership passes to the returned value, all of it.
+    pub(crate) unsafe fn from_raw(skb: *mut ffi::sk_buff) -> Self {
+        // SAFETY: the caller gives us `skb`, the list's first packet.
+        Self(unsafe { SkBuff::from_raw(skb) })
+    }
+}
+
+impl Iterator for SkbList {
+    type Item = SkBuff;
+
+    fn next(&mut self) -> Option<SkBuff> {
+        let skb = self.0.take()?;
+        // SAFETY: we own `skb`, the first of the list; it is unlinked from the rest.
+        let next = unsafe { ffi::rxe_rs_skb_take_next(skb.0.as_ptr()) };
+        // SAFETY: the rest of the list is ours as `skb` was, `next` its first or null.
+        self.0 = unsafe { SkBuff::from_raw(next) };
+        Some(skb)
+    }
+}
+
+impl Drop for SkbList {
+    fn drop(&mut self) {
+        self.for_each(drop);
+    }
+}
+
 /// A queue of packets (`struct sk_buff_head`, with its own irq-safe lock).
 #[pin_data(PinnedDrop)]
 pub(crate) struct SkbQueue {

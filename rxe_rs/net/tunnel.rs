@@ -10,7 +10,7 @@
 //! late user from touching a newer namespace that reused the address.
 
 use super::netdev::NetDev;
-use super::skb::SkBuff;
+use super::skb::SkbList;
 use crate::ffi;
 use core::{
     marker::PhantomData,
@@ -21,8 +21,10 @@ use kernel::{error::from_err_ptr, prelude::*, types::Opaque};
 
 /// Where the packets arriving on the tunnel sockets go.
 pub(crate) trait PacketReceiver: 'static {
-    /// A UDP datagram for port 4791, `skb->data` at the UDP header; softirq context.
-    fn receive(skb: SkBuff);
+    /// UDP datagrams for port 4791, `skb->data` at each one's UDP header; softirq context. One
+    /// packet, or the packets of one flow a GRO chain brought from one device, in the order
+    /// they came.
+    fn receive(skbs: SkbList);
 }
 
 /// A network namespace, as a key: compared by address, never dereferenced by this module.
@@ -61,16 +63,14 @@ impl Drop for Socket {
 
 /// # Safety
 ///
-/// Installed as the `encap_rcv` of a UDP tunnel socket opened by `Socket::open::<R>`: the
-/// UDP layer calls it with `sk` that socket and `skb` a packet it gives us, both valid.
+/// Installed by `Socket::open::<R>` for the shim's `encap_rcv` of a UDP tunnel socket, which
+/// calls it with `sk` that socket and `skb` a list of packets linked by `next`, all valid.
 unsafe extern "C" fn encap_rcv<R: PacketReceiver>(
     _sk: *mut ffi::sock,
     skb: *mut ffi::sk_buff,
 ) -> kernel::ffi::c_int {
-    // SAFETY: the UDP encap hook hands us ownership of `skb`; returning 0 says we took it.
-    if let Some(skb) = unsafe { SkBuff::from_raw(skb) } {
-        R::receive(skb);
-    }
+    // SAFETY: the shim hands us ownership of the list; returning 0 says we took it.
+    R::receive(unsafe { SkbList::from_raw(skb) });
     0
 }
 

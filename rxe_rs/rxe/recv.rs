@@ -8,7 +8,11 @@
 
 use super::{counters::Counter, device::RxeDev, mcast::Mgid, qp::QpShared};
 use crate::ib::device::{Device, DeviceRef};
-use crate::net::{crc, skb::SkBuff, tunnel::PacketReceiver};
+use crate::net::{
+    crc,
+    skb::{SkBuff, SkbList},
+    tunnel::PacketReceiver,
+};
 use crate::proto::{
     av::is_multicast_gid,
     hdr::{pkey_matches_default, QPN_MASK},
@@ -28,23 +32,86 @@ const MAX_QUEUED: usize = 4096;
 pub(crate) struct RxeReceiver;
 
 impl PacketReceiver for RxeReceiver {
-    fn receive(mut skb: SkBuff) {
-        let Some(dev) = skb.netdev().and_then(DeviceRef::<RxeDev>::from_netdev) else {
+    fn receive(mut skbs: SkbList) {
+        let Some(first) = skbs.next() else {
             return;
         };
-        // Read in place, fragments and all (no copy into one buffer, unlike C's linearising),
-        // once the headers are linear; an skb that cannot be read so is made linear. Most are
-        // linear already (a driver's `build_skb` of a frame).
-        if skb.linear().is_none() {
-            if !skb.readable_in_place() && skb.linearize().is_err() {
-                return;
-            }
-            if skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).is_err() {
-                return;
+        // The packets of a list came in on one device (the shim gives a chain its head's).
+        let Some(dev) = first.netdev().and_then(DeviceRef::<RxeDev>::from_netdev) else {
+            return;
+        };
+        let mut burst = Burst::new();
+        for skb in core::iter::once(first).chain(skbs) {
+            if let Some(skb) = readable(skb) {
+                receive_on(&dev, skb, Origin::Wire, Wake::Burst(&mut burst));
             }
         }
-        receive_on(&dev, skb, Origin::Wire, None);
     }
+}
+
+/// `skb` made readable in place, fragments and all (no copy into one buffer, unlike C's
+/// linearising), once the headers are linear; an skb that cannot be read so is made linear.
+/// Most are linear already (a driver's `build_skb` of a frame).
+fn readable(mut skb: SkBuff) -> Option<SkBuff> {
+    if skb.linear().is_none() {
+        if !skb.readable_in_place() && skb.linearize().is_err() {
+            return None;
+        }
+        skb.pull_headers(UDP_HDR_LEN + MAX_HEADERS_LEN).ok()?;
+    }
+    Some(skb)
+}
+
+/// The QP the packets of a burst went to so far, looked up once and woken once: when a packet
+/// goes to another QP, or when the burst ends (on drop), not once a packet (the packets of a
+/// GRO chain are one flow, one QP's).
+pub(crate) struct Burst {
+    qp: Option<Arc<QpShared>>,
+    /// A packet was queued to `qp` since it was last woken.
+    wake: bool,
+}
+
+impl Burst {
+    fn new() -> Self {
+        Self {
+            qp: None,
+            wake: false,
+        }
+    }
+
+    /// The QP numbered `qpn` on `dev`: the last one's, if it is that one.
+    fn qp(&mut self, dev: &Device<RxeDev>, qpn: u32) -> Option<Arc<QpShared>> {
+        if let Some(qp) = self.qp.as_ref().filter(|qp| qp.qpn == qpn) {
+            return Some(qp.clone());
+        }
+        let qp = dev.data().qps().get(qpn)?;
+        self.wake_last();
+        self.qp = Some(qp.clone());
+        Some(qp)
+    }
+
+    fn wake_last(&mut self) {
+        if core::mem::take(&mut self.wake) {
+            if let Some(qp) = &self.qp {
+                qp.kick_deferred();
+            }
+        }
+    }
+}
+
+impl Drop for Burst {
+    fn drop(&mut self) {
+        self.wake_last();
+    }
+}
+
+/// How [`receive_on`] finds and wakes the QP a packet is queued to.
+pub(crate) enum Wake<'a> {
+    /// Packets a QP's run looped back: the QPs are left in `Woken` for the sending context to
+    /// run, or scheduled if it cannot.
+    Here(&'a mut Woken),
+    /// Packets from a net device: the QPs are woken as [`Burst`] says.
+    Burst(&'a mut Burst),
 }
 
 /// Where a packet comes from, which decides whether its ICRC is checked.
@@ -60,8 +127,8 @@ pub(crate) enum Origin {
 
 /// Where a checked packet goes.
 enum Dest {
-    /// The QP its BTH names.
-    Qp(Arc<QpShared>),
+    /// The QP its BTH names, by number.
+    Qp(u32),
     /// Every QP of the multicast group of this GID (BTH QPN `0xFFFFFF`, `IB_MULTICAST_QPN`).
     Multicast(Mgid),
 }
@@ -92,7 +159,7 @@ fn udp_payload_end(udp: &[u8; UDP_HDR_LEN]) -> usize {
 }
 
 /// Checks a packet and finds where it goes.
-fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<Checked> {
+fn check(skb: &SkBuff, origin: Origin) -> Option<Checked> {
     // The UDP payload, one `Parts` made for it (a linear packet's straight from its bytes).
     let (udp, payload) = match skb.linear() {
         Some(bytes) => {
@@ -143,12 +210,8 @@ fn check(dev: &Device<RxeDev>, skb: &SkBuff, origin: Origin) -> Option<Checked> 
             ip_len,
         });
     }
-    let qp = dev.data().qps().get(route.qpn)?;
-    if !accepts(&qp, transport) {
-        return None;
-    }
     Some(Checked {
-        dest: Dest::Qp(qp),
+        dest: Dest::Qp(route.qpn),
         transport,
         is_request,
         ip_len,
@@ -208,31 +271,50 @@ impl Woken {
     }
 }
 
-/// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`). The QP it is queued to
-/// is scheduled, or, sent by a QP's run, left in `woken` for the sending context to run.
-pub(crate) fn receive_on(
-    dev: &Device<RxeDev>,
-    skb: SkBuff,
-    origin: Origin,
-    woken: Option<&mut Woken>,
-) {
+/// Receives `skb` (`skb->data` at the UDP header) on `dev` (`rxe_rcv`), and wakes the QP it is
+/// queued to as `wake` says.
+pub(crate) fn receive_on(dev: &Device<RxeDev>, skb: SkBuff, origin: Origin, mut wake: Wake<'_>) {
     let Some(Checked {
         dest,
         transport,
         is_request,
         ip_len,
-    }) = check(dev, &skb, origin)
+    }) = check(&skb, origin)
     else {
         return;
     };
-    dev.data().shared().count(Counter::RcvdPkts);
-    // As the C driver: the whole IP packet, as `sent_bytes` counts it on the other side.
-    dev.data()
-        .shared()
-        .count_bytes(Counter::RcvdBytes, ip_len + skb.len());
+    // As the C driver: a packet for a QP that is there, or for a multicast GID; its bytes are
+    // the whole IP packet, as `sent_bytes` counts it on the other side.
+    let count = |skb: &SkBuff| {
+        dev.data().shared().count(Counter::RcvdPkts);
+        dev.data()
+            .shared()
+            .count_bytes(Counter::RcvdBytes, ip_len + skb.len());
+    };
     match dest {
-        Dest::Qp(qp) => deliver(&qp, is_request, skb, woken),
+        Dest::Qp(qpn) => {
+            let qp = match wake {
+                Wake::Burst(ref mut burst) => burst.qp(dev, qpn),
+                Wake::Here(_) => dev.data().qps().get(qpn),
+            };
+            let Some(qp) = qp.filter(|qp| accepts(qp, transport)) else {
+                return;
+            };
+            count(&skb);
+            if !deliver(&qp, is_request, skb) {
+                return;
+            }
+            match wake {
+                Wake::Burst(burst) => burst.wake = true,
+                Wake::Here(woken) => {
+                    if let Err(qp) = woken.take(qp) {
+                        qp.kick_deferred();
+                    }
+                }
+            }
+        }
         Dest::Multicast(mgid) => {
+            count(&skb);
             // Dropped if no group has the address.
             let Some(members) = dev.data().mcast().members(&mgid) else {
                 return;
@@ -249,12 +331,16 @@ pub(crate) fn receive_on(
                 }
                 if let Some(p) = prev.replace(qp) {
                     if let Some(copy) = skb.copy() {
-                        deliver(&p, is_request, copy, None);
+                        if deliver(&p, is_request, copy) {
+                            p.kick_deferred();
+                        }
                     }
                 }
             }
             if let Some(last) = prev {
-                deliver(&last, is_request, skb, None);
+                if deliver(&last, is_request, skb) {
+                    last.kick_deferred();
+                }
             }
         }
     }
@@ -270,25 +356,23 @@ pub(crate) fn parse_queued(skb: &SkBuff) -> Option<Packet<'_>> {
     Packet::parse_parts(&skb.parts()?.skip(UDP_HDR_LEN)?).ok()
 }
 
-/// Queues `skb` to `qp`'s responder (requests) or completer (responses) and schedules its task,
-/// unless `woken` takes it.
+/// Queues `skb` to `qp`'s responder (requests) or completer (responses); whether it did, and
+/// so whether `qp`'s task is to run for it.
 #[inline(always)]
-fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff, woken: Option<&mut Woken>) {
+fn deliver(qp: &Arc<QpShared>, is_request: bool, skb: SkBuff) -> bool {
     let queue = if is_request {
         &qp.requests.skbs
     } else {
         &qp.responses.skbs
     };
     if queue.len() >= MAX_QUEUED {
-        return;
+        return false;
     }
     // The state is read without the engine lock: a stale answer only queues a packet the engine
     // then drops, or drops one a retry brings again.
     if qp.state_hint() < QpState::Rtr {
-        return;
+        return false;
     }
     // A QP being destroyed has closed its queues: the packet is dropped, not left behind.
-    if queue.push(skb) && woken.is_none_or(|w| w.take(qp.clone()).is_err()) {
-        qp.kick_deferred();
-    }
+    queue.push(skb)
 }

@@ -451,7 +451,12 @@ impl QpShared {
                 // would be a cycle) and not counted as held by the stack.
                 skb.loopback();
                 if let Some(dev) = self.dev.device::<RxeDev>() {
-                    recv::receive_on(dev, skb, recv::Origin::Loopback, Some(&mut *woken));
+                    recv::receive_on(
+                        dev,
+                        skb,
+                        recv::Origin::Loopback,
+                        recv::Wake::Here(&mut *woken),
+                    );
                 }
                 continue;
             }
