@@ -9,6 +9,7 @@ use crate::proto::{
     av::{AddressVector, NetworkType},
     icrc::{IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN},
 };
+use core::mem::ManuallyDrop;
 use kernel::sync::Arc;
 
 /// A built packet, ready to go.
@@ -46,8 +47,10 @@ impl OutPacket {
 
 /// Packets a step built, sent after the engine lock is released.
 pub(crate) struct Outbox {
-    /// The first `len` are `Some`.
-    packets: [Option<OutPacket>; Outbox::CAPACITY],
+    /// The first `len` are `Some`, the others `None`: only those are dropped ([`Outbox`]'s
+    /// `Drop`), not every slot as the array's own drop would (a step's outbox is usually
+    /// empty by then: `transmit` drained it).
+    packets: ManuallyDrop<[Option<OutPacket>; Outbox::CAPACITY]>,
     len: usize,
     /// One of them is an skb (asked for every packet built: kept, not searched for).
     skbs: bool,
@@ -61,7 +64,7 @@ impl Outbox {
 
     pub(super) fn new() -> Self {
         Self {
-            packets: [const { None }; Outbox::CAPACITY],
+            packets: ManuallyDrop::new([const { None }; Outbox::CAPACITY]),
             len: 0,
             skbs: false,
             first_ip_id: 0,
@@ -107,5 +110,11 @@ impl Outbox {
         self.skbs = false;
         let len = core::mem::take(&mut self.len);
         self.packets.iter_mut().take(len).filter_map(Option::take)
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        self.drain().for_each(drop);
     }
 }
