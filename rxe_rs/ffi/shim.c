@@ -524,7 +524,7 @@ int rxe_rs_skb_xmit(struct sk_buff *skb)
 }
 
 /*
- * Appends the prepared IPv4 packet skb to the burst head (a prepared packet, or one with
+ * Appends the prepared IPv4 or IPv6 packet skb to the burst head (a prepared packet, or one with
  * packets appended): the burst then goes through the IP layer, netfilter and the qdisc as one
  * skb, a UDP fraglist GSO skb whose frag_list holds the packets as they were built, and is cut
  * back into them before the device (skb_segment_list; a device with NETIF_F_GSO_FRAGLIST, as
@@ -532,29 +532,33 @@ int rxe_rs_skb_xmit(struct sk_buff *skb)
  * it chains (skb_gro_receive_list): each appended packet's data starts after its UDP header,
  * its network header still set, and the head's gso_size is its own UDP payload, as
  * __udp_gso_segment checks. Segmentation copies no header but the link layer's into the
- * packets, so each keeps its own IP and UDP headers; it sets each packet's IP ID to the
- * head's plus its place, so a burst is only packets built with consecutive IDs.
+ * packets, so each keeps its own IP and UDP headers; it sets each IPv4 packet's ID to the
+ * head's plus its place, so an IPv4 burst is only packets built with consecutive IDs (IPv6 has
+ * none; ipv6_gso_segment sets each payload length to the one the packet was built with).
  * Only on a device that cannot take a fraglist GSO skb (NETIF_F_GSO_FRAGLIST: veth, lo and
  * bridges can), so that the stack cuts the burst before the device: tcpdump on it and every
  * receiver see the packets as built, a raw socket or a capture on a veth's peer included.
- * false (nothing done): not a packet this can append (IPv6, another route, a clone).
+ * false (nothing done): not a packet this can append (another family or route, a clone).
  */
 bool rxe_rs_skb_burst_append(struct sk_buff *head, struct sk_buff *skb)
 {
-	const unsigned int hlen = sizeof(struct iphdr) + sizeof(struct udphdr);
+	const bool ipv4 = head->protocol == htons(ETH_P_IP);
+	const unsigned int hlen = (ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+				  sizeof(struct udphdr);
 	struct skb_shared_info *shinfo = skb_shinfo(head);
 	/* The place skb takes in the burst: 1 after a lone head. */
 	u16 place = shinfo->gso_segs ?: 1;
 	struct sk_buff *tail;
 
-	if (head->protocol != htons(ETH_P_IP) || skb->protocol != htons(ETH_P_IP) ||
+	if (skb->protocol != head->protocol ||
+	    (!ipv4 && head->protocol != htons(ETH_P_IPV6)) ||
 	    skb_dst(head) != skb_dst(skb) ||
 	    (skb_dst(head)->dev->features & NETIF_F_GSO_FRAGLIST) ||
 	    skb_cloned(head) || skb_cloned(skb) ||
 	    skb_has_frag_list(skb) || skb_network_offset(head) != 0 ||
 	    skb_network_offset(skb) != 0 || skb->len <= hlen ||
 	    head->len + skb->len >= 65536 ||
-	    ntohs(ip_hdr(skb)->id) != (u16)(ntohs(ip_hdr(head)->id) + place))
+	    (ipv4 && ntohs(ip_hdr(skb)->id) != (u16)(ntohs(ip_hdr(head)->id) + place)))
 		return false;
 	if (!skb_has_frag_list(head)) {
 		if (skb_is_gso(head) || head->len <= hlen)

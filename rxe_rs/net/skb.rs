@@ -177,8 +177,9 @@ impl SkBuff {
     /// Appends the prepared packet `skb` to this prepared packet or burst: the burst goes
     /// through the IP layer, netfilter and the qdisc as one skb (UDP fraglist GSO) and is cut
     /// back into its packets, headers and ICRCs as built, before the device or at the
-    /// receiving socket. Only an IPv4 packet on the same route whose [`Route::ip_id`] is the
-    /// next after the burst's last is taken; `Err` gives any other back.
+    /// receiving socket. Only a packet of the same family on the same route is taken, in IPv4
+    /// one whose [`Route::ip_id`] is the next after the burst's last; `Err` gives any other
+    /// back.
     pub(crate) fn burst_append(&mut self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
         // SAFETY: we own both prepared skbs; on success the burst owns `skb` (its frag_list),
         // on failure the shim has changed neither.
