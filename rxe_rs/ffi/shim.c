@@ -109,7 +109,7 @@ void rxe_rs_eth_random_addr(u8 *addr)
  * ip_rcv, netfilter's input hooks, the route and the socket lookup once and reaches encap_rcv
  * whole (the sockets accept GSO skbs, as vxlan's and geneve's do), where rxe_rs_encap_rcv
  * takes it apart into the packets as they came, each with its own IP and UDP header (the ICRC
- * covers them), and gives each to the driver. Forwarded instead, the chain is cut back by
+ * covers them), for the driver to take as one list. Forwarded instead, the chain is cut back by
  * skb_segment_list at the output as any UDP fraglist GRO skb. Not while a packet tap is open
  * on the device: a capture sees every packet as it was on the wire (its taps run after GRO).
  */
@@ -202,8 +202,8 @@ static rxe_rs_rcv_fn rxe_rs_rcv;
  * gets a list of packets linked by skb->next, one packet or a chain of rxe_rs_gro_receive
  * taken apart, in the order they came. The head gets its own lengths back in its IP and UDP
  * headers (GRO wrote the chain's there); the others hang in its frag_list whole, data at their
- * UDP payload. Any other GSO skb is not RoCEv2 (no RoCEv2 sender segments at the receiver) and
- * is dropped.
+ * UDP payload. Any other GSO skb (a chain something on the way made linear, another tunnel's
+ * skb) is cut as the UDP layer cuts one (udp_queue_rcv_skb: udp_rcv_segment).
  */
 static int rxe_rs_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
@@ -217,8 +217,13 @@ static int rxe_rs_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	}
 	list = skb_shinfo(skb)->frag_list;
 	if (!(skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST) || !list) {
-		kfree_skb(skb);
-		return 0;
+		__skb_push(skb, -skb_mac_offset(skb));
+		list = udp_rcv_segment(sk, skb, sk->sk_family == AF_INET);
+		for (p = list; p; p = p->next) {
+			__skb_pull(p, skb_transport_offset(p));
+			udp_post_segment_fix_csum(p);
+		}
+		return list ? rcv(sk, list) : 0;
 	}
 	skb_shinfo(skb)->frag_list = NULL;
 	for (p = list; p; p = p->next) {

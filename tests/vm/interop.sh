@@ -171,6 +171,12 @@ ip_out_requests() {
 ip_in_receives() {
 	awk '$1 == "Ip:" && $2 ~ /^[0-9]+$/ {print $4}' /proc/net/snmp
 }
+# ip6_out_transmits: the IPv6 packets (or bursts) the IPv6 layer handed to the neighbour layer
+# so far (Ip6OutTransmits, counted in ip6_finish_output2; Ip6OutRequests leaves out
+# ip6_local_out's packets).
+ip6_out_transmits() {
+	awk '$1 == "Ip6OutTransmits" {print $2}' /proc/net/snmp6
+}
 # start_capture / stop_capture: tcpdump of RoCEv2 on eth0 to /tmp/bursts.pcap, whole packets.
 start_capture() {
 	tcpdump -i eth0 -s 0 -B 16384 -U -w /tmp/bursts.pcap udp port 4791 >/tmp/bursts.log 2>&1 &
@@ -267,7 +273,7 @@ fi
 rm -f /tmp/bursts.pcap
 # Bursts on receive: with no capture open (a tap on eth0 turns them off, so that it sees each
 # packet), rxe-rs's UDP socket has GRO chain the packets of a flow that arrive together; they
-# cross the IP layer as one skb and are cut back before the socket (data-path.md). Messages of 64
+# cross the IP and UDP layers as one skb, taken apart in encap_rcv (data-path.md). Messages of 64
 # packets each way, the pingpong's data checked; on the rs side the IP layer must have taken
 # fewer skbs (Ip InReceives) than rxe0 received packets.
 ip_before=$(ip_in_receives) rcvd_before=$(counter rxe0/1 rcvd_pkts)
@@ -288,8 +294,18 @@ check "IPv6 address fd02::$ROLE on eth0 and its GID" eval \
 check "peer has its IPv6 address" barrier ipv6
 check "peer answers on IPv6 (ping -6 fd02::$other)" ping -6 -c 1 -W 10 "fd02::$other"
 gid_ipv4=$gid gid=$(gid_with_prefix rxe0 fd02:) over=" (IPv6 GIDs)"
+# Messages of 64 packets each way: on the rs side IPv6 bursts too (data-path.md), so the IPv6
+# layer takes fewer sends than rxe0 sent packets; the other end checks every ICRC.
+ip_before=$(ip6_out_transmits) sent_before=$(counter rxe0/1 sent_pkts)
 for s in b a; do
 	pingpong "$s" ibv_rc_pingpong -m 1024 -s 65536 -n "$PP_ITERS"
+done
+ip_sends=$(($(ip6_out_transmits) - ip_before)) sent=$(($(counter rxe0/1 sent_pkts) - sent_before))
+if [ "$DRIVER" = rs ]; then
+	check "IPv6 bursts: $sent packets sent in $ip_sends IPv6 sends (at least 1.5 packets a send)" \
+		test "$ip_sends" -gt 0 -a $((2 * sent)) -ge $((3 * ip_sends))
+fi
+for s in b a; do
 	pingpong "$s" ibv_ud_pingpong -s 4096 -n "$PP_ITERS"
 	port=$((port + 1))
 	xcase "$s" "rping over IPv6 -C $PP_ITERS -v -V" "cm_listening rping" \
